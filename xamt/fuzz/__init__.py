@@ -1,0 +1,1 @@
+"""Fuzzing: input values, search and campaigns."""
