@@ -1,0 +1,72 @@
+from types import SimpleNamespace
+
+import pytest
+
+from xamt.errors import ConfigError
+from xamt.oracle import ErrorKinds, SignalKind, judge_statuses
+
+
+def out(status, error_type=None, message=None):
+    return SimpleNamespace(status=status, error_type=error_type, error_message=message)
+
+
+@pytest.fixture(scope="module")
+def kinds():
+    return ErrorKinds.load()
+
+
+@pytest.mark.parametrize(
+    "etype,msg",
+    [
+        ("RuntimeError", "false INTERNAL ASSERT FAILED at \"aten/src/ATen/native/X.cpp\":42"),
+        ("InternalError", "Failed to run kernel"),
+        ("tensorflow.python.framework.errors_impl.InternalError", "boom"),
+        ("JaxRuntimeError", "INTERNAL: during context [pre-optimization]: RET_CHECK failure"),
+        ("RuntimeError", "Check failed: dims == 2 (3 vs. 2)"),
+        ("SystemError", "error return without exception set"),
+    ],
+)
+def test_internal_errors_are_findings_even_when_all_raise(kinds, etype, msg):
+    sig = judge_statuses([out("raised", etype, msg), out("raised", "ValueError", "bad")], kinds)
+    assert [(s.kind, s.member) for s in sig] == [(SignalKind.INTERNAL, 0)]
+
+
+def test_consistent_ordinary_errors_are_silent(kinds):
+    assert judge_statuses([out("raised", "ValueError", "x"), out("raised", "TypeError", "y")], kinds) == []
+
+
+def test_status_inconsistency(kinds):
+    sig = judge_statuses([out("ok"), out("raised", "RuntimeError", "negative dimension"), out("ok")], kinds)
+    assert [(s.kind, s.member) for s in sig] == [(SignalKind.STATUS, 1)]
+
+
+def test_benign_refusal_is_recorded_not_filed(kinds):
+    sig = judge_statuses([out("ok"), out("raised", "RuntimeError", '"abs_cpu" not implemented for \'Bool\'')], kinds)
+    assert [(s.kind, s.member) for s in sig] == [(SignalKind.STATUS_BENIGN, 1)]
+    sig = judge_statuses([out("ok"), out("raised", "AxisError", "axis 5 is out of bounds")], kinds)
+    assert sig[0].kind is SignalKind.STATUS_BENIGN
+
+
+@pytest.mark.parametrize("status", ["crashed", "timeout", "oom"])
+def test_process_deaths_are_crashes(kinds, status):
+    sig = judge_statuses([out("ok"), out(status)], kinds)
+    assert [(s.kind, s.member, s.why) for s in sig] == [(SignalKind.CRASH, 1, status)]
+
+
+def test_unserializable_and_cancelled_say_nothing(kinds):
+    assert judge_statuses([out("ok"), out("unserializable"), out("cancelled")], kinds) == []
+
+
+def test_bad_rule_files_fail_loudly(tmp_path):
+    p = tmp_path / "k.toml"
+    p.write_text('[[internal]]\nmessage = "("\nwhy = "x"\n')
+    with pytest.raises(ConfigError, match="bad regex"):
+        ErrorKinds.load(p)
+    p.write_text('[[benign]]\nwhy = "no condition"\n')
+    with pytest.raises(ConfigError, match="needs"):
+        ErrorKinds.load(p)
+    p.write_text('[[bengin]]\ntype = "X"\nwhy = "typo"\n')
+    with pytest.raises(ConfigError, match="unknown section"):
+        ErrorKinds.load(p)
+    with pytest.raises(ConfigError, match="cannot read"):
+        ErrorKinds.load(tmp_path / "missing.toml")

@@ -1,0 +1,156 @@
+"""Status, crash and internal-error oracles over the outcomes of one group execution.
+
+The value oracle is the comparator (:mod:`xamt.compare`); this module reads what the sandbox says
+about each member's call and turns it into signals:
+
+* ``crash``  — the member's process died (signal, timeout or out-of-memory);
+* ``internal`` — the member raised an exception that reveals a broken invariant inside the
+  library (``INTERNAL ASSERT FAILED``, ``Check failed``, ``InternalError``, XLA ``INTERNAL``);
+  a finding even when every member raises, as DeepREL reports them;
+* ``status`` — some members raise while others return (DeepREL's status equivalence);
+* ``status_benign`` — the same, but the raising member's error is an expected refusal
+  (unsupported dtype, out-of-range axis): recorded, not filed.
+
+Which errors are internal or benign is data: ``xamt/data/error_kinds.toml``.
+"""
+from __future__ import annotations
+
+import enum
+import re
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Protocol, Sequence
+
+from xamt.errors import DataFileError
+
+__all__ = ["ErrorKinds", "ErrorRule", "Signal", "SignalKind", "judge_statuses"]
+
+#: sandbox statuses that mean the member's process died.
+DEATH_STATUSES = frozenset({"crashed", "timeout", "oom"})
+
+
+class OutcomeLike(Protocol):
+    """The part of :class:`sandbox.Outcome` the oracle reads."""
+
+    status: str
+    error_type: str | None
+    error_message: str | None
+
+
+class SignalKind(str, enum.Enum):
+    """What an oracle saw about one member."""
+
+    CRASH = "crash"
+    INTERNAL = "internal"
+    STATUS = "status"
+    STATUS_BENIGN = "status_benign"
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One oracle observation: ``kind`` for ``member`` (index into the group), with the reason."""
+
+    kind: SignalKind
+    member: int
+    why: str
+
+
+@dataclass(frozen=True)
+class ErrorRule:
+    """One rule of ``error_kinds.toml``: exception type name and/or message pattern."""
+
+    kind: str
+    type: str | None
+    message: re.Pattern[str] | None
+    why: str
+
+    def matches(self, error_type: str | None, message: str | None) -> bool:
+        """True when every condition the rule sets holds for this exception."""
+        if self.type is not None and (error_type or "").rsplit(".", 1)[-1] != self.type:
+            return False
+        if self.message is not None and not self.message.search(message or ""):
+            return False
+        return True
+
+
+class ErrorKinds:
+    """The internal/benign error rules, loaded from a TOML data file."""
+
+    SECTIONS = ("internal", "benign")
+
+    def __init__(self, rules: Sequence[ErrorRule]):
+        self.rules = tuple(rules)
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> "ErrorKinds":
+        """Load rules from ``path`` (default: the packaged ``error_kinds.toml``).
+
+        Raises:
+            DataFileError: the file is missing, not TOML, or a rule is malformed.
+        """
+        try:
+            if path is None:
+                text = resources.files("xamt.data").joinpath("error_kinds.toml").read_text("utf-8")
+                where = "xamt/data/error_kinds.toml"
+            else:
+                text, where = Path(path).read_text("utf-8"), str(path)
+            data = tomllib.loads(text)
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise DataFileError(f"cannot read error kinds from {path or 'package data'}: {exc}") from exc
+        unknown = set(data) - set(cls.SECTIONS)
+        if unknown:
+            raise DataFileError(f"{where}: unknown section(s) {sorted(unknown)}; expected {cls.SECTIONS}")
+        rules = []
+        for kind in cls.SECTIONS:
+            for i, entry in enumerate(data.get(kind, [])):
+                extra = set(entry) - {"type", "message", "why"}
+                if extra or not ({"type", "message"} & set(entry)) or "why" not in entry:
+                    raise DataFileError(
+                        f"{where}: [[{kind}]] #{i + 1} needs 'why' and 'type' and/or 'message'"
+                        + (f"; unknown keys {sorted(extra)}" if extra else "")
+                    )
+                try:
+                    pattern = re.compile(entry["message"]) if "message" in entry else None
+                except re.error as exc:
+                    raise DataFileError(f"{where}: [[{kind}]] #{i + 1} bad regex: {exc}") from exc
+                rules.append(ErrorRule(kind, entry.get("type"), pattern, entry["why"]))
+        return cls(rules)
+
+    def classify(self, error_type: str | None, message: str | None) -> tuple[str, str]:
+        """``("internal" | "benign" | "other", why)`` for one exception; internal rules win."""
+        for kind in self.SECTIONS:
+            for rule in self.rules:
+                if rule.kind == kind and rule.matches(error_type, message):
+                    return kind, rule.why
+        return "other", ""
+
+
+def judge_statuses(outcomes: Sequence[OutcomeLike], kinds: ErrorKinds) -> list[Signal]:
+    """Crash, internal-error and status signals for one execution of a group's members.
+
+    ``outcomes[i]`` is member i's sandbox outcome. Members whose result could not be serialised
+    (``unserializable``) or that were ``cancelled`` say nothing about the library and are ignored.
+    """
+    signals: list[Signal] = []
+    raised: list[tuple[int, OutcomeLike, str, str]] = []
+    any_ok = False
+    for i, out in enumerate(outcomes):
+        if out.status in DEATH_STATUSES:
+            signals.append(Signal(SignalKind.CRASH, i, out.status))
+        elif out.status == "raised":
+            kind, why = kinds.classify(out.error_type, out.error_message)
+            if kind == "internal":
+                signals.append(Signal(SignalKind.INTERNAL, i, why))
+            else:
+                raised.append((i, out, kind, why))
+        elif out.status == "ok":
+            any_ok = True
+    if any_ok:
+        for i, out, kind, why in raised:
+            if kind == "benign":
+                signals.append(Signal(SignalKind.STATUS_BENIGN, i, why))
+            else:
+                signals.append(Signal(SignalKind.STATUS, i, f"{out.error_type}: raised while others returned"))
+    return signals
