@@ -1,0 +1,78 @@
+import pytest
+
+from xamt.errors import StoreVersionError
+from xamt.findings import (
+    DISPERSION_BINS,
+    FINDINGS_SCHEMA,
+    Campaign,
+    Finding,
+    FindingClass,
+    FindingsStore,
+    histogram_of,
+)
+from xamt.store import Schema, Store
+
+
+def make_finding(cid, **kw):
+    base = dict(
+        campaign_id=cid, group_key="sum/reduction", relation="cross_library",
+        finding_class=FindingClass.SUBNORMAL, outlier_library="tensorflow",
+        outlier_api="tensorflow.math.reduce_sum", dtype="float32", signature="float32[2,3]|sub",
+        members=[{"library": "numpy", "api": "numpy.sum", "status": "ok"},
+                 {"library": "tensorflow", "api": "tensorflow.math.reduce_sum", "status": "ok"}],
+        summary={"max_abs_diff": 1e-45},
+    )
+    base.update(kw)
+    return Finding(**base)
+
+
+def test_campaign_and_findings_round_trip_and_dedup(tmp_path):
+    db = tmp_path / "x.db"
+    with Store(db) as st:
+        fs = FindingsStore(st)
+        c = Campaign(libraries={"numpy": "2.4.6"}, budget_s=60, seed=1, workers=2)
+        cid = fs.start_campaign(c)
+        fid, new = fs.file(make_finding(cid), b"in", b"out")
+        assert new
+        fid2, new2 = fs.file(make_finding(cid, hits=3), b"in2", b"out2")
+        assert (fid2, new2) == (fid, False)
+        other, new3 = fs.file(make_finding(cid, signature="float64[4]|nan"), b"i", b"o")
+        assert new3 and other != fid
+        c.executions, c.iterations, c.status = 100, 50, "done"
+        fs.update_campaign(c)
+        fs.add_sample(cid, 10, 5, 1, t=1.0)
+        fs.put_group_stats(cid, "sum/reduction", 50, 100, 3.5, histogram_of([0, 0.5, 3.5, 1e12]))
+    # reopened: everything is still there (the fuzzer may have crashed in between)
+    with Store(db) as st:
+        fs = FindingsStore(st)
+        got = fs.finding(fid)
+        assert got.hits == 4 and got.finding_class is FindingClass.SUBNORMAL
+        assert got.members[1]["api"] == "tensorflow.math.reduce_sum"
+        assert fs.evidence(fid) == (b"in", b"out")
+        assert fs.campaign().executions == 100 and fs.campaign(cid).status == "done"
+        assert len(fs.findings(cid)) == 2 and fs.findings(verified_only=True) == []
+        fs.set_reproducer(fid, "findings/1/repro.py", True)
+        assert [f.id for f in fs.findings(verified_only=True)] == [fid]
+        assert fs.counts_by(cid, "finding_class") == [{"finding_class": "subnormal", "n": 2}]
+        assert fs.samples(cid)[0]["executions"] == 10
+        stats = fs.group_stats(cid)[0]
+        assert sum(stats["histogram"]) == 4 and stats["best_dispersion"] == 3.5
+        with pytest.raises(ValueError):
+            fs.counts_by(cid, "summary; DROP TABLE findings")
+
+
+def test_histogram_bins():
+    h = histogram_of([0.0, 1e-9, 1.0, 10.0, 1e20])
+    assert len(h) == len(DISPERSION_BINS) + 1
+    assert h[0] == 2 and h[-1] == 1 and sum(h) == 5
+
+
+def test_incompatible_findings_tables_are_refused(tmp_path):
+    db = tmp_path / "x.db"
+    with Store(db) as st:
+        FindingsStore(st)
+    newer = Schema(FINDINGS_SCHEMA.component, FINDINGS_SCHEMA.version + 1,
+                   FINDINGS_SCHEMA.tables, FINDINGS_SCHEMA.statements)
+    with Store(db) as st:
+        with pytest.raises(StoreVersionError):
+            st.ensure(newer)

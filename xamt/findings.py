@@ -1,0 +1,336 @@
+"""Campaigns and findings: what a fuzzing campaign records in the store, and how it is read back.
+
+This module is the contract between the fuzzer (which writes) and the reports (which read):
+
+* ``campaigns`` — one row per ``xamt fuzz`` run: libraries and versions, budget, seed, status,
+  executions, group-iterations, timings;
+* ``campaign_samples`` — a time series per campaign (executions, group-iterations and findings
+  so far), for the "over time" plots and for resuming;
+* ``group_stats`` — per campaign and group: iterations, executions, the best dispersion seen and
+  a histogram of log10(dispersion), for the dispersion-distribution plot;
+* ``findings`` — one row per distinct finding, deduplicated on
+  ``(group_key, finding_class, outlier_api, signature)``; a repeat increments ``hits``;
+* ``finding_evidence`` — the minimised input and every member's outcome (msgpack blobs written
+  with the sandbox codec), kept apart so listing findings stays cheap.
+
+Findings survive a crash of the fuzzer: each is written in its own transaction when filed.
+"""
+from __future__ import annotations
+
+import enum
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable
+
+from xamt.errors import StoreError
+from xamt.store import Schema, Store
+
+__all__ = [
+    "FindingClass",
+    "Finding",
+    "Campaign",
+    "FINDINGS_SCHEMA",
+    "FindingsStore",
+    "DISPERSION_BINS",
+    "histogram_of",
+]
+
+
+class FindingClass(str, enum.Enum):
+    """What kind of divergence a finding is, decided from its evidence (see :mod:`xamt.triage`)."""
+
+    CRASH = "crash"
+    INTERNAL = "internal"
+    STATUS = "status"
+    SUBNORMAL = "subnormal"          # flush-to-zero / subnormal handling
+    NAN = "nan"                      # NaN propagation or ordering
+    PROMOTION = "promotion"          # dtype promotion or integer overflow
+    DEFAULT = "default"              # differing defaults
+    PRECISION = "precision"          # agrees under a looser tolerance
+    VALUE = "value"                  # anything else that differs
+
+
+#: upper edges of the log10(dispersion) histogram bins kept per group (the last bin is open).
+DISPERSION_BINS: tuple[float, ...] = (-6, -4, -2, -1, 0, 1, 2, 4, 6, 9)
+
+
+@dataclass
+class Finding:
+    """One distinct finding.
+
+    ``members`` lists every member of the group as dicts with at least ``library``, ``api``
+    (qualified name) and ``status`` (sandbox status of its call on the minimised input).
+    ``summary`` holds the comparator's numbers or the error text, ready to show.
+    """
+
+    campaign_id: int
+    group_key: str
+    relation: str
+    finding_class: FindingClass
+    outlier_library: str | None
+    outlier_api: str | None
+    dtype: str | None
+    signature: str
+    members: list[dict[str, Any]]
+    summary: dict[str, Any] = field(default_factory=dict)
+    input_recipe: dict[str, Any] = field(default_factory=dict)
+    reproducer: str | None = None
+    verified: bool = False
+    hits: int = 1
+    first_seen: float = field(default_factory=time.time)
+    last_seen: float = field(default_factory=time.time)
+    id: int | None = None
+
+    def dedup_key(self) -> tuple[str, str, str, str]:
+        """The identity of a finding: group, class, outlier and input signature."""
+        return (self.group_key, self.finding_class.value, self.outlier_api or "", self.signature)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able dict (the class as its string value)."""
+        d = asdict(self)
+        d["finding_class"] = self.finding_class.value
+        return d
+
+
+@dataclass
+class Campaign:
+    """One fuzzing run. ``libraries`` maps library name to version."""
+
+    libraries: dict[str, str]
+    budget_s: float
+    seed: int
+    workers: int
+    settings: dict[str, Any] = field(default_factory=dict)
+    started: float = field(default_factory=time.time)
+    finished: float | None = None
+    status: str = "running"
+    executions: int = 0
+    iterations: int = 0
+    groups: int = 0
+    id: int | None = None
+
+
+FINDINGS_SCHEMA = Schema(
+    component="findings",
+    version=1,
+    tables=("campaigns", "campaign_samples", "group_stats", "findings", "finding_evidence"),
+    statements=(
+        "CREATE TABLE IF NOT EXISTS campaigns ("
+        " id INTEGER PRIMARY KEY, libraries TEXT NOT NULL, budget_s REAL NOT NULL,"
+        " seed INTEGER NOT NULL, workers INTEGER NOT NULL, settings TEXT NOT NULL,"
+        " started REAL NOT NULL, finished REAL, status TEXT NOT NULL,"
+        " executions INTEGER NOT NULL DEFAULT 0, iterations INTEGER NOT NULL DEFAULT 0,"
+        " groups_n INTEGER NOT NULL DEFAULT 0)",
+        "CREATE TABLE IF NOT EXISTS campaign_samples ("
+        " campaign_id INTEGER NOT NULL REFERENCES campaigns(id), t REAL NOT NULL,"
+        " executions INTEGER NOT NULL, iterations INTEGER NOT NULL, findings INTEGER NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS campaign_samples_c ON campaign_samples(campaign_id, t)",
+        "CREATE TABLE IF NOT EXISTS group_stats ("
+        " campaign_id INTEGER NOT NULL REFERENCES campaigns(id), group_key TEXT NOT NULL,"
+        " iterations INTEGER NOT NULL, executions INTEGER NOT NULL, best_dispersion REAL NOT NULL,"
+        " histogram TEXT NOT NULL, PRIMARY KEY (campaign_id, group_key))",
+        "CREATE TABLE IF NOT EXISTS findings ("
+        " id INTEGER PRIMARY KEY, campaign_id INTEGER NOT NULL REFERENCES campaigns(id),"
+        " group_key TEXT NOT NULL, relation TEXT NOT NULL, finding_class TEXT NOT NULL,"
+        " outlier_library TEXT, outlier_api TEXT NOT NULL, dtype TEXT, signature TEXT NOT NULL,"
+        " members TEXT NOT NULL, summary TEXT NOT NULL, input_recipe TEXT NOT NULL,"
+        " reproducer TEXT, verified INTEGER NOT NULL, hits INTEGER NOT NULL,"
+        " first_seen REAL NOT NULL, last_seen REAL NOT NULL,"
+        " UNIQUE (group_key, finding_class, outlier_api, signature))",
+        "CREATE TABLE IF NOT EXISTS finding_evidence ("
+        " finding_id INTEGER PRIMARY KEY REFERENCES findings(id), inputs BLOB NOT NULL,"
+        " outputs BLOB NOT NULL)",
+    ),
+)
+
+
+class FindingsStore:
+    """Read and write campaigns and findings in a :class:`~xamt.store.Store`."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        store.ensure(FINDINGS_SCHEMA, on_mismatch="error")
+
+    # -- campaigns ----------------------------------------------------------------------------
+    def start_campaign(self, c: Campaign) -> int:
+        """Insert ``c`` and return its id (also set on ``c``)."""
+        cur = self.store.execute(
+            "INSERT INTO campaigns(libraries, budget_s, seed, workers, settings, started, status)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (json.dumps(c.libraries, sort_keys=True), c.budget_s, c.seed, c.workers,
+             json.dumps(c.settings, sort_keys=True), c.started, c.status),
+        )
+        c.id = int(cur.lastrowid)
+        return c.id
+
+    def update_campaign(self, c: Campaign) -> None:
+        """Write ``c``'s counters, status and end time."""
+        if c.id is None:
+            raise StoreError("campaign has no id: start_campaign() it first")
+        self.store.execute(
+            "UPDATE campaigns SET executions=?, iterations=?, groups_n=?, status=?, finished=?,"
+            " settings=? WHERE id=?",
+            (c.executions, c.iterations, c.groups, c.status, c.finished,
+             json.dumps(c.settings, sort_keys=True), c.id),
+        )
+
+    def campaign(self, campaign_id: int | None = None) -> Campaign | None:
+        """The campaign with this id, or the latest one when ``campaign_id`` is None."""
+        if campaign_id is None:
+            rows = self.store.query("SELECT * FROM campaigns ORDER BY id DESC LIMIT 1")
+        else:
+            rows = self.store.query("SELECT * FROM campaigns WHERE id=?", (campaign_id,))
+        if not rows:
+            return None
+        r = rows[0]
+        return Campaign(
+            libraries=json.loads(r["libraries"]), budget_s=r["budget_s"], seed=r["seed"],
+            workers=r["workers"], settings=json.loads(r["settings"]), started=r["started"],
+            finished=r["finished"], status=r["status"], executions=r["executions"],
+            iterations=r["iterations"], groups=r["groups_n"], id=r["id"],
+        )
+
+    def campaigns(self) -> list[Campaign]:
+        """All campaigns, oldest first."""
+        ids = [r[0] for r in self.store.query("SELECT id FROM campaigns ORDER BY id")]
+        return [c for c in (self.campaign(i) for i in ids) if c is not None]
+
+    def add_sample(self, campaign_id: int, executions: int, iterations: int, findings: int,
+                   t: float | None = None) -> None:
+        """Append one point of the campaign's time series."""
+        self.store.execute(
+            "INSERT INTO campaign_samples(campaign_id, t, executions, iterations, findings)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (campaign_id, time.time() if t is None else t, executions, iterations, findings),
+        )
+
+    def samples(self, campaign_id: int) -> list[dict[str, float]]:
+        """The campaign's time series, oldest first."""
+        rows = self.store.query(
+            "SELECT t, executions, iterations, findings FROM campaign_samples"
+            " WHERE campaign_id=? ORDER BY t", (campaign_id,))
+        return [dict(r) for r in rows]
+
+    def put_group_stats(self, campaign_id: int, group_key: str, iterations: int,
+                        executions: int, best_dispersion: float, histogram: list[int]) -> None:
+        """Replace one group's statistics for a campaign."""
+        if len(histogram) != len(DISPERSION_BINS) + 1:
+            raise ValueError(f"histogram needs {len(DISPERSION_BINS) + 1} bins")
+        self.store.execute(
+            "INSERT OR REPLACE INTO group_stats VALUES (?, ?, ?, ?, ?, ?)",
+            (campaign_id, group_key, iterations, executions, float(best_dispersion),
+             json.dumps(histogram)),
+        )
+
+    def group_stats(self, campaign_id: int) -> list[dict[str, Any]]:
+        """Per-group statistics of a campaign (histogram decoded)."""
+        rows = self.store.query(
+            "SELECT * FROM group_stats WHERE campaign_id=? ORDER BY group_key", (campaign_id,))
+        out = []
+        for r in rows:
+            d = dict(r)
+            d["histogram"] = json.loads(d["histogram"])
+            out.append(d)
+        return out
+
+    # -- findings -----------------------------------------------------------------------------
+    def file(self, f: Finding, inputs: bytes, outputs: bytes) -> tuple[int, bool]:
+        """Record ``f``; returns ``(id, new)``. A duplicate only bumps ``hits`` and ``last_seen``."""
+        with self.store.transaction():
+            row = self.store.query(
+                "SELECT id FROM findings WHERE group_key=? AND finding_class=? AND outlier_api=?"
+                " AND signature=?", f.dedup_key())
+            if row:
+                fid = int(row[0]["id"])
+                self.store.execute(
+                    "UPDATE findings SET hits = hits + ?, last_seen=? WHERE id=?",
+                    (f.hits, f.last_seen, fid))
+                f.id = fid
+                return fid, False
+            cur = self.store.execute(
+                "INSERT INTO findings(campaign_id, group_key, relation, finding_class,"
+                " outlier_library, outlier_api, dtype, signature, members, summary, input_recipe,"
+                " reproducer, verified, hits, first_seen, last_seen)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (f.campaign_id, f.group_key, f.relation, f.finding_class.value,
+                 f.outlier_library, f.outlier_api or "", f.dtype, f.signature,
+                 json.dumps(f.members), json.dumps(f.summary, default=str),
+                 json.dumps(f.input_recipe), f.reproducer, int(f.verified), f.hits,
+                 f.first_seen, f.last_seen))
+            fid = int(cur.lastrowid)
+            self.store.execute(
+                "INSERT INTO finding_evidence(finding_id, inputs, outputs) VALUES (?, ?, ?)",
+                (fid, inputs, outputs))
+        f.id = fid
+        return fid, True
+
+    def set_reproducer(self, finding_id: int, path: str, verified: bool) -> None:
+        """Record the reproducer's path and whether replaying it showed the divergence."""
+        self.store.execute("UPDATE findings SET reproducer=?, verified=? WHERE id=?",
+                           (path, int(verified), finding_id))
+
+    def findings(self, campaign_id: int | None = None, *,
+                 verified_only: bool = False) -> list[Finding]:
+        """Findings (of one campaign, or all), oldest first."""
+        sql, params = "SELECT * FROM findings", []
+        where = []
+        if campaign_id is not None:
+            where.append("campaign_id=?")
+            params.append(campaign_id)
+        if verified_only:
+            where.append("verified=1")
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return [self._row(r) for r in self.store.query(sql + " ORDER BY id", params)]
+
+    def finding(self, finding_id: int) -> Finding | None:
+        """One finding by id, or None."""
+        rows = self.store.query("SELECT * FROM findings WHERE id=?", (finding_id,))
+        return self._row(rows[0]) if rows else None
+
+    def evidence(self, finding_id: int) -> tuple[bytes, bytes] | None:
+        """``(inputs, outputs)`` msgpack blobs of a finding, or None."""
+        rows = self.store.query(
+            "SELECT inputs, outputs FROM finding_evidence WHERE finding_id=?", (finding_id,))
+        return (bytes(rows[0]["inputs"]), bytes(rows[0]["outputs"])) if rows else None
+
+    @staticmethod
+    def _row(r: Any) -> Finding:
+        return Finding(
+            id=r["id"], campaign_id=r["campaign_id"], group_key=r["group_key"],
+            relation=r["relation"], finding_class=FindingClass(r["finding_class"]),
+            outlier_library=r["outlier_library"], outlier_api=r["outlier_api"] or None,
+            dtype=r["dtype"], signature=r["signature"], members=json.loads(r["members"]),
+            summary=json.loads(r["summary"]), input_recipe=json.loads(r["input_recipe"]),
+            reproducer=r["reproducer"], verified=bool(r["verified"]), hits=r["hits"],
+            first_seen=r["first_seen"], last_seen=r["last_seen"],
+        )
+
+    def counts_by(self, campaign_id: int | None, *columns: str) -> list[dict[str, Any]]:
+        """Finding counts grouped by some of: finding_class, outlier_library, group_key, dtype."""
+        allowed = {"finding_class", "outlier_library", "group_key", "dtype", "verified"}
+        bad = set(columns) - allowed
+        if bad or not columns:
+            raise ValueError(f"counts_by columns must be among {sorted(allowed)}")
+        cols = ", ".join(columns)
+        where, params = ("WHERE campaign_id=?", [campaign_id]) if campaign_id is not None else ("", [])
+        rows = self.store.query(
+            f"SELECT {cols}, count(*) AS n FROM findings {where} GROUP BY {cols} ORDER BY n DESC",
+            params)
+        return [dict(r) for r in rows]
+
+
+def histogram_of(dispersions: Iterable[float]) -> list[int]:
+    """Counts of log10(dispersion) per :data:`DISPERSION_BINS` bin (zeros in the first bin)."""
+    counts = [0] * (len(DISPERSION_BINS) + 1)
+    for d in dispersions:
+        x = -math.inf if d <= 0 else math.log10(d)
+        for i, edge in enumerate(DISPERSION_BINS):
+            if x <= edge:
+                counts[i] += 1
+                break
+        else:
+            counts[-1] += 1
+    return counts
