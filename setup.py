@@ -26,6 +26,8 @@ RUNTIME = [
     "cffi==2.1.1",
     "rapidfuzz==3.14.6",
     "rich==15.0.0",
+    "jinja2==3.1.6",
+    "matplotlib==3.11.2",
 ]
 TEST = [
     "pytest==9.2.0",
@@ -46,7 +48,7 @@ setup(
     python_requires=">=3.11,<3.12",
     packages=find_packages(include=["xamt", "xamt.*", "sandbox", "sandbox.*"]),
     include_package_data=True,
-    package_data={"xamt": ["data/*", "data/**/*"]},
+    package_data={"xamt": ["data/*", "data/**/*", "report/templates/*", "report/templates/**/*"]},
     setup_requires=["cffi==2.1.1"],
     cffi_modules=CFFI_MODULES,
     install_requires=RUNTIME,
