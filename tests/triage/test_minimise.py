@@ -1,0 +1,39 @@
+import numpy as np
+
+from xamt.triage.minimise import minimise
+
+
+def test_keeps_the_culprit_element_and_plains_the_rest():
+    x = np.arange(20, dtype=np.float32).reshape(4, 5)
+    x[3, 2] = np.nan
+    calls = []
+
+    def fails(c):
+        calls.append(1)
+        return bool(np.isnan(c["x"]).any())
+
+    r = minimise({"x": x}, fails, budget=200)
+    assert r.shrunk and np.isnan(r.inputs["x"]).sum() == 1
+    finite = r.inputs["x"][~np.isnan(r.inputs["x"])]
+    assert (finite == 1).all()
+    assert r.calls == len(calls) <= 200
+
+
+def test_arrays_of_the_same_shape_shrink_together():
+    x = np.full((8, 3), 2.0)
+    y = np.full((8, 3), 5.0)
+
+    def fails(c):
+        assert c["x"].shape == c["y"].shape, "arguments that agree in shape must stay in agreement"
+        return c["x"].size >= 1
+
+    r = minimise({"x": x, "y": y, "axis": np.array(1)}, fails)
+    assert r.inputs["x"].shape == (1, 1) and r.inputs["y"].shape == (1, 1)
+    assert r.inputs["axis"] == 1
+
+
+def test_budget_is_respected_and_nothing_shrinks_when_predicate_never_holds():
+    x = np.random.default_rng(0).standard_normal((16, 16))
+    r = minimise({"x": x}, lambda c: False, budget=7)
+    assert r.calls == 7 and not r.shrunk and r.inputs["x"] is not None
+    assert np.array_equal(r.inputs["x"], x)

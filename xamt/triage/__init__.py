@@ -1,0 +1,1 @@
+"""Triage of raw divergences: reference, classification, deduplication, minimisation."""
