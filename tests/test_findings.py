@@ -41,7 +41,9 @@ def test_campaign_and_findings_round_trip_and_dedup(tmp_path):
         c.executions, c.iterations, c.status = 100, 50, "done"
         fs.update_campaign(c)
         fs.add_sample(cid, 10, 5, 1, t=1.0)
-        fs.put_group_stats(cid, "sum/reduction", 50, 100, 3.5, histogram_of([0, 0.5, 3.5, 1e12]))
+        fs.put_group_stats(cid, "sum/reduction", 50, 100, 3.5, histogram_of([0, 0.5, 3.5, 1e12]),
+                           members=make_finding(cid).members)
+        fs.put_group_stats(cid, "abs/elementwise", 1, 3, 0.0, histogram_of([0]))
     # reopened: everything is still there (the fuzzer may have crashed in between)
     with Store(db) as st:
         fs = FindingsStore(st)
@@ -55,8 +57,12 @@ def test_campaign_and_findings_round_trip_and_dedup(tmp_path):
         assert [f.id for f in fs.findings(verified_only=True)] == [fid]
         assert fs.counts_by(cid, "finding_class") == [{"finding_class": "subnormal", "n": 2}]
         assert fs.samples(cid)[0]["executions"] == 10
-        stats = fs.group_stats(cid)[0]
+        no_members, stats = fs.group_stats(cid)  # ordered by group key
         assert sum(stats["histogram"]) == 4 and stats["best_dispersion"] == 3.5
+        assert [m["api"] for m in stats["members"]] == ["numpy.sum", "tensorflow.math.reduce_sum"]
+        assert no_members["group_key"] == "abs/elementwise" and no_members["members"] is None
+        with pytest.raises(ValueError):
+            fs.put_group_stats(cid, "g", 1, 1, 0.0, histogram_of([]), members=[{"api": "x"}])
         with pytest.raises(ValueError):
             fs.counts_by(cid, "summary; DROP TABLE findings")
 

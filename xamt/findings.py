@@ -130,7 +130,7 @@ FINDINGS_SCHEMA = Schema(
         "CREATE TABLE IF NOT EXISTS group_stats ("
         " campaign_id INTEGER NOT NULL REFERENCES campaigns(id), group_key TEXT NOT NULL,"
         " iterations INTEGER NOT NULL, executions INTEGER NOT NULL, best_dispersion REAL NOT NULL,"
-        " histogram TEXT NOT NULL, PRIMARY KEY (campaign_id, group_key))",
+        " histogram TEXT NOT NULL, members TEXT, PRIMARY KEY (campaign_id, group_key))",
         "CREATE TABLE IF NOT EXISTS findings ("
         " id INTEGER PRIMARY KEY, campaign_id INTEGER NOT NULL REFERENCES campaigns(id),"
         " group_key TEXT NOT NULL, relation TEXT NOT NULL, finding_class TEXT NOT NULL,"
@@ -214,24 +214,36 @@ class FindingsStore:
         return [dict(r) for r in rows]
 
     def put_group_stats(self, campaign_id: int, group_key: str, iterations: int,
-                        executions: int, best_dispersion: float, histogram: list[int]) -> None:
-        """Replace one group's statistics for a campaign."""
+                        executions: int, best_dispersion: float, histogram: list[int],
+                        members: list[dict[str, Any]] | None = None) -> None:
+        """Replace one group's statistics for a campaign.
+
+        ``members`` (optional) lists the group's members as dicts with at least ``library`` and
+        ``api``, like :attr:`Finding.members`; the report counts the APIs fuzzed per library
+        from it.
+        """
         if len(histogram) != len(DISPERSION_BINS) + 1:
             raise ValueError(f"histogram needs {len(DISPERSION_BINS) + 1} bins")
+        if members is not None and not all(
+                isinstance(m, dict) and m.get("library") and m.get("api") for m in members):
+            raise ValueError("group members must be dicts with 'library' and 'api'")
         self.store.execute(
-            "INSERT OR REPLACE INTO group_stats VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO group_stats(campaign_id, group_key, iterations, executions,"
+            " best_dispersion, histogram, members) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (campaign_id, group_key, iterations, executions, float(best_dispersion),
-             json.dumps(histogram)),
+             json.dumps(histogram), None if members is None else json.dumps(members)),
         )
 
     def group_stats(self, campaign_id: int) -> list[dict[str, Any]]:
-        """Per-group statistics of a campaign (histogram decoded)."""
+        """Per-group statistics of a campaign (histogram and members decoded; members may be
+        None when the fuzzer did not record them)."""
         rows = self.store.query(
             "SELECT * FROM group_stats WHERE campaign_id=? ORDER BY group_key", (campaign_id,))
         out = []
         for r in rows:
             d = dict(r)
             d["histogram"] = json.loads(d["histogram"])
+            d["members"] = None if d["members"] is None else json.loads(d["members"])
             out.append(d)
         return out
 
