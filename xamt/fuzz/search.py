@@ -1,0 +1,189 @@
+"""Variance-guided search: which group to fuzz next, and from which parent input.
+
+The comparator's ``dispersion`` of a group on an input (how far apart the members' outputs are,
+in units of the tolerance) is the fitness. For every group the search keeps a small corpus of
+inputs with their dispersion; the next input of a group is a mutation of a parent drawn with
+probability proportional to its dispersion (plus a floor, so zero-dispersion seeds still get
+picked). Groups whose best dispersion keeps growing get more of the budget: a group's weight is
+``1 + gain``, where ``gain`` is a decaying sum of recent improvements of its best dispersion
+(capped, so one noisy group cannot starve the rest).
+
+With ``guided=False`` the same code draws groups uniformly and every input is a fresh random
+draw from the group's seeds (no corpus), which is the ablation baseline
+(``bench/search_ablation.py``).
+
+Nothing here knows what an input is: the caller supplies ``mutate(parent, rng)`` and the
+``fresh(rng)`` draw; inputs are opaque objects.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Generic, Hashable, TypeVar
+
+import numpy as np
+
+__all__ = ["Corpus", "GroupState", "Search", "fitness"]
+
+T = TypeVar("T")
+
+#: a dispersion above this counts as "infinite" for the search (NaN/inf pattern disagreement)
+FITNESS_CAP = 1e6
+#: weight floor of a corpus entry, so zero-dispersion inputs are still drawn sometimes
+PARENT_FLOOR = 0.05
+#: how fast the memory of past improvements fades per iteration of a group
+GAIN_DECAY = 0.97
+#: ceiling of a group's gain (its weight is 1 + gain)
+GAIN_CAP = 20.0
+
+
+def fitness(dispersion: float) -> float:
+    """Map a dispersion to a bounded, comparable fitness: log1p of the capped value."""
+    if dispersion != dispersion:  # NaN: treat as the cap, a disagreement the comparator could not size
+        dispersion = FITNESS_CAP
+    return math.log1p(min(max(dispersion, 0.0), FITNESS_CAP))
+
+
+@dataclass
+class Corpus(Generic[T]):
+    """A bounded set of inputs with their fitness; keeps the fittest, drops the weakest."""
+
+    capacity: int = 16
+    entries: list[tuple[float, T]] = field(default_factory=list)
+
+    def add(self, item: T, fit: float) -> bool:
+        """Insert ``item``; returns False if it was not fit enough to enter a full corpus."""
+        if len(self.entries) < self.capacity:
+            self.entries.append((fit, item))
+            return True
+        worst = min(range(len(self.entries)), key=lambda i: self.entries[i][0])
+        if fit > self.entries[worst][0]:
+            self.entries[worst] = (fit, item)
+            return True
+        return False
+
+    def choose(self, rng: np.random.Generator) -> T:
+        """A parent, drawn with probability proportional to fitness plus :data:`PARENT_FLOOR`."""
+        if not self.entries:
+            raise LookupError("empty corpus")
+        w = np.array([f + PARENT_FLOOR for f, _ in self.entries], dtype=np.float64)
+        return self.entries[int(rng.choice(len(w), p=w / w.sum()))][1]
+
+    @property
+    def best(self) -> float:
+        return max((f for f, _ in self.entries), default=0.0)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+@dataclass
+class GroupState(Generic[T]):
+    """What the search remembers of one group."""
+
+    corpus: Corpus[T]
+    iterations: int = 0
+    best_dispersion: float = 0.0
+    gain: float = 0.0
+    retired: bool = False
+
+    @property
+    def weight(self) -> float:
+        return 0.0 if self.retired else 1.0 + self.gain
+
+
+class Search(Generic[T]):
+    """Chooses (group, input) pairs and learns from their dispersion.
+
+    Args:
+        seeds: group key → the group's seed inputs (at least one per group).
+        mutate: ``mutate(group_key, parent, rng) -> child`` (the group's own mutation operators).
+        fresh: ``fresh(group_key, rng) -> input`` for the unguided baseline; defaults to a
+            mutation of a random seed.
+        guided: variance guidance on (default) or off (uniform groups, no corpus).
+        seed: the random seed of all choices.
+    """
+
+    def __init__(
+        self,
+        seeds: dict[Hashable, list[T]],
+        mutate: Callable[[Hashable, T, np.random.Generator], T],
+        *,
+        fresh: Callable[[Hashable, np.random.Generator], T] | None = None,
+        guided: bool = True,
+        seed: int = 0,
+        corpus_capacity: int = 16,
+    ):
+        if not seeds or any(not s for s in seeds.values()):
+            raise ValueError("every group needs at least one seed input")
+        self.rng = np.random.Generator(np.random.PCG64(seed))
+        self.guided = guided
+        self._mutate = mutate
+        self._fresh = fresh
+        self.seeds = seeds
+        self.groups: dict[Hashable, GroupState[T]] = {}
+        for key, items in seeds.items():
+            corpus: Corpus[T] = Corpus(capacity=corpus_capacity)
+            for it in items:
+                corpus.add(it, 0.0)
+            self.groups[key] = GroupState(corpus=corpus)
+        self._keys = list(self.groups)
+        self._pending_seeds: list[tuple[Hashable, T]] = [(k, s) for k, items in seeds.items() for s in items]
+
+    def next_batch(self, n: int) -> list[tuple[Hashable, T]]:
+        """Up to ``n`` (group key, input) pairs to run next; the seeds themselves come first."""
+        batch: list[tuple[Hashable, T]] = []
+        while self._pending_seeds and len(batch) < n:
+            batch.append(self._pending_seeds.pop(0))
+        if len(batch) >= n:
+            return batch
+        keys = [k for k in self._keys if not self.groups[k].retired]
+        if not keys:
+            return batch
+        if self.guided:
+            w = np.array([self.groups[k].weight for k in keys], dtype=np.float64)
+            picks = self.rng.choice(len(keys), size=n - len(batch), p=w / w.sum())
+        else:
+            picks = self.rng.integers(0, len(keys), size=n - len(batch))
+        for i in picks:
+            key = keys[int(i)]
+            if self.guided:
+                parent = self.groups[key].corpus.choose(self.rng)
+                batch.append((key, self._mutate(key, parent, self.rng)))
+            elif self._fresh is not None:
+                batch.append((key, self._fresh(key, self.rng)))
+            else:
+                seed_items = self.seeds[key]
+                parent = seed_items[int(self.rng.integers(len(seed_items)))]
+                batch.append((key, self._mutate(key, parent, self.rng)))
+        return batch
+
+    def report(self, key: Hashable, item: T, dispersion: float) -> None:
+        """Feed back the dispersion the group showed on ``item``."""
+        st = self.groups[key]
+        st.iterations += 1
+        st.gain *= GAIN_DECAY
+        if not self.guided:
+            st.best_dispersion = max(st.best_dispersion, dispersion if dispersion == dispersion else FITNESS_CAP)
+            return
+        fit = fitness(dispersion)
+        improvement = fit - fitness(st.best_dispersion)
+        if improvement > 0:
+            st.gain = min(GAIN_CAP, st.gain + improvement)
+            st.best_dispersion = dispersion if dispersion == dispersion else FITNESS_CAP
+        st.corpus.add(item, fit)
+
+    def retire(self, key: Hashable) -> None:
+        """Stop drawing a group (e.g. every member failed: nothing left to compare)."""
+        self.groups[key].retired = True
+
+    def state(self, key: Hashable) -> GroupState[T]:
+        return self.groups[key]
+
+    def summary(self) -> dict[str, Any]:
+        """Counters for progress display."""
+        return {
+            "groups": len(self.groups),
+            "retired": sum(g.retired for g in self.groups.values()),
+            "iterations": sum(g.iterations for g in self.groups.values()),
+        }
