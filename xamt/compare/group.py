@@ -1,0 +1,281 @@
+"""``compare_group``: the front end shared by the three backends.
+
+It classifies the members (shape, kind, dtype), resolves the tolerance, takes the bitwise-equal
+shortcut when it can, hands contiguous native arrays to a backend kernel and turns the kernel's
+counts and maxima into a :class:`GroupReport`. It is written for the fuzzer's hot loop (groups
+of a few small arrays, thousands of calls a second): per-dtype facts come from a cached table
+and the common all-same-shape, all-same-dtype case skips the general bookkeeping.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import math
+
+import numpy as np
+
+from xamt.compare.dtypes import DtypeInfo, dtype_info
+from xamt.compare.errors import BackendUnavailableError, CompareUsageError
+from xamt.compare.report import PATTERN_PENALTY, SIGNED_ZERO_UNITS, GroupReport, MemberReport
+from xamt.compare.tolerance import resolve_tolerance
+
+__all__ = ["compare_group", "get_backend", "available_backends", "BACKENDS"]
+
+log = logging.getLogger("xamt.compare")
+
+BACKENDS = ("c", "numba", "numpy")
+_DOMAINS = {"int": 0, "float": 1, "complex": 2}
+_DOMAIN_OF_KIND = {"bool": "int", "int": "int", "float": "float", "complex": "complex"}
+_NAN = float("nan")
+#: With the C backend missing, "auto" uses numba from this many elements (all members together):
+#: below it numba's call overhead loses to numpy, and a short-lived process would pay the JIT.
+NUMBA_MIN_ELEMENTS = 1 << 16
+#: Bitwise-equal shortcut: arrays up to this size are compared with bytes(), larger ones by memcmp.
+_SMALL_BYTES = 1 << 12
+
+
+@functools.cache
+def get_backend(name: str):
+    """The backend object named ``name`` ("c", "numba", "numpy"); raises when it cannot run."""
+    if name == "numpy":
+        from xamt.compare.backend_numpy import NumpyBackend
+        return NumpyBackend()
+    if name == "c":
+        from xamt.compare.backend_c import CBackend
+        return CBackend.load()
+    if name == "numba":
+        try:
+            from xamt.compare.backend_numba import NumbaBackend
+        except ImportError as exc:
+            raise BackendUnavailableError(f"numba backend unavailable: {exc}") from exc
+        return NumbaBackend()
+    raise CompareUsageError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)} or auto")
+
+
+def available_backends() -> list[str]:
+    """Backends that can run in this process, fastest first."""
+    names = []
+    for name in BACKENDS:
+        try:
+            get_backend(name)
+        except BackendUnavailableError:
+            continue
+        names.append(name)
+    return names
+
+
+@functools.cache
+def _c_or_none():
+    try:
+        return get_backend("c")
+    except BackendUnavailableError as exc:
+        log.warning("C comparator unavailable, falling back to numba/numpy: %s", exc)
+        return None
+
+
+def _pick_backend(name: str, elements: int):
+    if name == "auto":
+        c = _c_or_none()
+        if c is not None:
+            return c
+        if elements >= NUMBA_MIN_ELEMENTS:
+            try:
+                return get_backend("numba")
+            except BackendUnavailableError:
+                pass
+        return get_backend("numpy")
+    if name not in BACKENDS:
+        raise CompareUsageError(
+            f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)} or auto")
+    return get_backend(name)
+
+
+def _as_array(obj) -> np.ndarray:
+    if type(obj) is np.ndarray:
+        return obj
+    try:
+        return np.asarray(obj)
+    except Exception:  # ragged nesting and other unconvertible data: compare as one object
+        holder = np.empty((), dtype=object)
+        holder[()] = obj
+        return holder
+
+
+def _majority(values: list) -> object:
+    """The most common value; ties go to the one that occurs first."""
+    best, best_count = values[0], 0
+    for v in values:
+        c = values.count(v)
+        if c > best_count:
+            best, best_count = v, c
+    return best
+
+
+def _kernel_array(a: np.ndarray, info: DtypeInfo) -> np.ndarray:
+    if info.convert is not None:
+        a = a.astype(info.convert)
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    return a
+
+
+def _bytes_equal(arrays: list[np.ndarray], nbytes: int) -> bool:
+    if nbytes <= _SMALL_BYTES:
+        first = arrays[0].tobytes()
+        return all(a.tobytes() == first for a in arrays[1:])
+    c = _c_or_none()
+    if c is not None:
+        return c.bytes_equal(arrays, nbytes)
+    flat0 = arrays[0].reshape(-1).view(np.uint8)
+    return all(np.array_equal(flat0, a.reshape(-1).view(np.uint8)) for a in arrays[1:])
+
+
+def _opaque_equal(x, y) -> bool:
+    try:
+        return x is y or bool(x == y)
+    except Exception:
+        return False
+
+
+def _opaque_compare(arrays, active, ref, n):
+    """Exact element equality for dtypes without arithmetic (strings, objects, datetimes...)."""
+    k = len(arrays)
+    counts = [0, 0, 0, 0, -1] * k
+    maxima = [0.0] * (4 * k)
+    r = arrays[ref].reshape(-1)
+    for i in range(k):
+        if not active[i] or i == ref:
+            continue
+        a = arrays[i].reshape(-1)
+        if a.dtype == r.dtype and a.dtype != object:
+            width = a.dtype.itemsize
+            same = (a.view(np.uint8).reshape(n, width) == r.view(np.uint8).reshape(n, width)).all(1) \
+                if width else np.ones(n, bool)
+        else:
+            same = np.array([_opaque_equal(x, y) for x, y in zip(a.tolist(), r.tolist())], bool)
+        bad = np.flatnonzero(~same)
+        counts[5 * i + 3] = int(bad.size)
+        counts[5 * i + 4] = int(bad[0]) if bad.size else -1
+    return counts, maxima
+
+
+def compare_group(outputs, reference=None, tol=None, signed_zero=False, backend="auto") -> GroupReport:
+    """Compare k >= 2 outputs of the same operation; see :mod:`xamt.compare` for the semantics.
+
+    ``outputs``: numpy arrays (anything ``np.asarray`` accepts) of any numpy / ml_dtypes dtype.
+    ``reference``: index of the member the others are measured against, or None for the
+    element-wise median. ``tol``: None (per-dtype defaults), a :class:`Tolerance` or (rtol,
+    atol) pair, or a mapping dtype -> Tolerance. ``signed_zero``: -0.0 and +0.0 differ.
+    ``backend``: "auto", "c", "numba" or "numpy" (identical reports).
+
+    Raises :class:`CompareUsageError` for bad arguments, never for differences in the data.
+    """
+    try:
+        k = len(outputs)
+    except TypeError:
+        raise CompareUsageError("outputs must be a sequence of arrays") from None
+    if k < 2:
+        raise CompareUsageError(f"compare_group needs at least 2 outputs, got {k}")
+    arrays = [_as_array(o) for o in outputs]
+    if reference is not None:
+        if isinstance(reference, bool) or not isinstance(reference, (int, np.integer)):
+            raise CompareUsageError(f"reference must be an index or None, got {reference!r}")
+        if not -k <= reference < k:
+            raise CompareUsageError(f"reference {reference} out of range for {k} outputs")
+        reference = int(reference) % k
+    signed_zero = bool(signed_zero)
+    infos = [dtype_info(a.dtype) for a in arrays]
+    a0 = arrays[0]
+    shape0, dt0 = a0.shape, a0.dtype
+
+    uniform = True
+    for a in arrays:
+        if a.shape != shape0 or a.dtype != dt0:
+            uniform = False
+            break
+    if uniform:  # the fuzzer's usual case: one shape, one dtype
+        ref_shape = shape0
+        active = [True] * k
+        act_infos = infos
+        ref_kind = infos[0].kind
+        kind_ok = [True] * k
+    else:
+        shapes = [a.shape for a in arrays]
+        ref_shape = shapes[reference] if reference is not None else _majority(shapes)
+        active = [s == ref_shape for s in shapes]
+        act_infos = [inf for inf, act in zip(infos, active) if act]
+        kinds = [inf.kind for inf in infos]
+        ref_kind = kinds[reference] if reference is not None else _majority(kinds)
+        kind_ok = [kd == ref_kind for kd in kinds]
+
+    domain = "float"
+    act_kinds = {inf.kind for inf in act_infos}
+    if "other" in act_kinds:
+        domain = "opaque"
+    elif "complex" in act_kinds:
+        domain = "complex"
+    elif "float" not in act_kinds:
+        domain = "int"
+    tolerance = resolve_tolerance(tol, act_infos)
+    n = math.prod(ref_shape)
+    ref_rule = "index" if reference is not None else "median"
+    if domain == "opaque" and reference is None:
+        reference, ref_rule = active.index(True), "first"
+
+    if uniform and n and _bytes_equal(arrays, n * dt0.itemsize if dt0.itemsize else 0):
+        counts = [0, 0, 0, 0, -1] * k
+        maxima = [0.0] * (4 * k)
+        used = "identical"
+    elif domain == "opaque":
+        counts, maxima = _opaque_compare(arrays, active, reference, n)
+        used = "opaque"
+    else:
+        be = _pick_backend(backend, n * len(act_infos))
+        kernel_arrays = [_kernel_array(a, inf) if act else a
+                         for a, inf, act in zip(arrays, infos, active)]
+        counts, maxima = be.run(kernel_arrays, [inf.code for inf in infos], active, n,
+                                -1 if reference is None else reference, _DOMAINS[domain],
+                                tolerance.rtol, tolerance.atol, signed_zero,
+                                [inf.ulp_scale for inf in infos], [inf.ulp_min for inf in infos])
+        used = be.name
+    if backend != "auto" and used in ("identical", "opaque"):
+        _pick_backend(backend, 0)  # still reject an unknown or unavailable backend name
+
+    members = []
+    append = members.append
+    dispersion = 0.0
+    agree = True
+    big = PATTERN_PENALTY
+    for i in range(k):
+        a = arrays[i]
+        if not active[i]:
+            dist = big * (n if n > 0 else 1)
+            append(MemberReport(i, str(a.dtype), a.shape, False, kind_ok[i], 0, 0, 0, 0,
+                                _NAN, _NAN, _NAN, _NAN, None, dist))
+            agree = False
+        else:
+            c0, c1, c2, c3, first = counts[5 * i:5 * i + 5]
+            m0, m1, m2, m3 = maxima[4 * i:4 * i + 4]
+            if domain == "opaque":
+                dist = big * c3
+            else:
+                dist = (m3 if m3 < big else big) + big * (c0 + c1) + SIGNED_ZERO_UNITS * c2
+            if c0 or c1 or c2 or c3 or not kind_ok[i]:
+                agree = False
+            append(MemberReport(i, str(a.dtype), a.shape, True, kind_ok[i], c0, c1, c2, c3,
+                                m0, m1, m2, m3, None if first < 0 else first, dist))
+        dispersion += dist
+
+    outlier = None
+    if not agree:
+        best = -1.0
+        for m in members:
+            if m.distance > best:
+                best, outlier = m.distance, m.index
+        if best == 0.0:  # only kinds differ
+            outlier = next(m.index for m in members if not m.agree)
+    return GroupReport(agree, tuple(members), reference if ref_rule != "median" else None,
+                       ref_rule, ref_shape, ref_kind,
+                       "opaque" if domain == "opaque" else domain, tolerance, signed_zero,
+                       dispersion, outlier, used)
+
