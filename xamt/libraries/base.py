@@ -1,0 +1,190 @@
+"""What Xamt needs to know about one library: the :class:`LibraryAdapter` description.
+
+An adapter is a plain description plus a few hooks. It never imports its library when the adapter
+module is imported; hooks that need the library import it lazily. Functions a worker process must
+call (tensor conversion, compiled execution, ``out=`` calls) are named by ``"module:qualname"``
+references to small functions in the adapter's own module, so a sandbox worker can import them.
+
+Adding a library means adding one module ``xamt/libraries/<name>.py`` that defines
+``adapter() -> LibraryAdapter`` (the registry discovers it) and, where needed, data entries.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+__all__ = ["MethodOwner", "ClassNamespace", "LibraryAdapter", "ParamSpec", "DTYPE_NAMES"]
+
+#: numpy dtype names Xamt speaks; an adapter maps its own dtype names onto these.
+DTYPE_NAMES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
+)
+
+#: A parameter as a signature fallback reports it:
+#: (name, kind, default repr or None when required, type text or None).
+ParamSpec = tuple[str, str, "str | None", "str | None"]
+
+
+@dataclass(frozen=True)
+class MethodOwner:
+    """A tensor class whose public methods are mined as APIs (``torch:Tensor``)."""
+
+    module: str
+    qualname: str
+    #: method names that are runtime plumbing rather than operations (not mined)
+    exclude: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class ClassNamespace:
+    """A module whose callable classes (layers, modules, losses) are mined.
+
+    Only subclasses of ``base`` (a ``"module:qualname"`` reference) that have a functional form
+    in the same library are kept (see :mod:`xamt.catalog`). ``call_method`` names the method
+    holding the call signature (``forward`` for torch modules, ``call`` for keras layers).
+    """
+
+    module: str
+    base: str
+    call_method: str
+
+
+@dataclass(frozen=True)
+class LibraryAdapter:
+    """Description of one library (see the module docstring).
+
+    Attributes whose names end in ``_ref`` are ``"module:qualname"`` references.
+    """
+
+    name: str
+    import_name: str
+    distributions: tuple[str, ...]
+    namespaces: tuple[str, ...]
+    own_modules: tuple[str, ...]
+    from_numpy_ref: str
+    to_numpy_ref: str
+    dtypes: Mapping[str, str]
+    method_owners: tuple[MethodOwner, ...] = ()
+    class_namespaces: tuple[ClassNamespace, ...] = ()
+    #: public names (``qualname`` or ``qualname.*``-style prefixes ending in ``.``) never mined
+    exclude: frozenset[str] = frozenset()
+    #: environment variables set (if not already set) before the library is imported
+    environment: Mapping[str, str] = field(default_factory=dict)
+    #: preference as the pivot of an argument plan (lower first); the numpy-like reference first
+    pivot_rank: int = 50
+    #: ``compile_ref(target, *args, **kwargs)`` runs the API compiled (jit); None: no compiler
+    compile_ref: str | None = None
+    #: what the compiled execution is called, for reports (``jax.jit``)
+    compile_label: str | None = None
+    #: ``compile_check_ref() -> (available, why)``: whether compilation runs here (imports the
+    #: library; called while mining); None with a compile_ref: assumed available
+    compile_check_ref: str | None = None
+    #: ``out_call_ref(target, *args, **kwargs)`` calls the API with a preallocated ``out=``
+    out_call_ref: str | None = None
+    #: method names ending with this suffix are in-place variants (``abs_``); None: no convention
+    inplace_suffix: str | None = None
+    #: ``dtype_ref(name)`` returns the library's dtype object for a numpy dtype name
+    dtype_ref: str | None = None
+    #: ``signature_hook(obj, name, owner) -> list[list[ParamSpec]] | None``: signatures when
+    #: inspection and the docstring both fail (a probe); None: no such source
+    signature_hook_ref: str | None = None
+    #: also ask the signature hook when inspection only shows ``*args/**kwargs``
+    signature_hook_on_variadic: bool = False
+    #: namespaces whose child namespaces qualify their API names for matching: the API
+    #: ``scipy.stats.norm.pdf`` is matched as ``norm_pdf``, not ``pdf``
+    qualified_parents: tuple[str, ...] = ()
+    #: names mined from a namespace that is an object rather than a module
+    #: (``scipy.stats.norm`` is a distribution instance: only its ``pdf``, ``cdf``, ...)
+    object_members: frozenset[str] = frozenset()
+    #: ``devices_hook() -> list[str]``; default: ``["cpu"]``
+    devices_ref: str | None = None
+    #: ``version_tag_hook() -> str``: appended to the version (e.g. the keras backend)
+    version_tag_ref: str | None = None
+
+    # -- environment ------------------------------------------------------------------------
+    def is_installed(self) -> bool:
+        """True when the library can be found (it is not imported)."""
+        try:
+            return importlib.util.find_spec(self.import_name) is not None
+        except (ImportError, ValueError):
+            return False
+
+    def prepare_environment(self) -> dict[str, str]:
+        """Set this adapter's environment variables unless the user set them; return them."""
+        applied = {}
+        for key, value in self.environment.items():
+            applied[key] = os.environ.setdefault(key, value)
+        return applied
+
+    def version(self) -> str:
+        """Installed version from the package metadata (no import), plus the version tag."""
+        base = None
+        for dist in self.distributions:
+            try:
+                base = importlib.metadata.version(dist)
+                break
+            except importlib.metadata.PackageNotFoundError:
+                continue
+        if base is None:
+            base = "unknown"
+        if self.version_tag_ref:
+            tag = resolve_ref(self.version_tag_ref)()
+            if tag:
+                return f"{base}+{tag}"
+        return base
+
+    def import_module(self) -> Any:
+        """Import the library (after :meth:`prepare_environment`)."""
+        self.prepare_environment()
+        return importlib.import_module(self.import_name)
+
+    def devices(self) -> list[str]:
+        """Devices this library can run on here (imports the library)."""
+        if self.devices_ref:
+            return list(resolve_ref(self.devices_ref)())
+        return ["cpu"]
+
+    def signature_hook(self) -> Callable[..., Any] | None:
+        return resolve_ref(self.signature_hook_ref) if self.signature_hook_ref else None
+
+    def is_excluded(self, qualname: str) -> bool:
+        """True when ``qualname`` is on this adapter's do-not-mine list."""
+        if qualname in self.exclude:
+            return True
+        return any(p.endswith(".") and qualname.startswith(p) for p in self.exclude)
+
+    def owns(self, module_name: str | None) -> bool:
+        """True when an object's ``__module__`` belongs to this library."""
+        if not module_name:
+            return False
+        return any(module_name == p or module_name.startswith(p + ".") for p in self.own_modules)
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-able summary (for ``xamt catalog --json`` and reports)."""
+        return {
+            "name": self.name,
+            "namespaces": list(self.namespaces),
+            "method_owners": [f"{m.module}:{m.qualname}" for m in self.method_owners],
+            "class_namespaces": [c.module for c in self.class_namespaces],
+            "from_numpy": self.from_numpy_ref,
+            "to_numpy": self.to_numpy_ref,
+            "compile": self.compile_ref,
+            "out_call": self.out_call_ref,
+            "dtypes": dict(self.dtypes),
+        }
+
+
+def resolve_ref(ref: str) -> Any:
+    """Resolve a ``"module:qualname"`` reference (``qualname`` may be dotted)."""
+    module_name, sep, qualname = ref.partition(":")
+    if not sep or not module_name or not qualname:
+        raise ValueError(f"not a 'module:qualname' reference: {ref!r}")
+    obj: Any = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj

@@ -1,0 +1,115 @@
+"""JAX adapter (``jax.numpy``, ``jax.lax``, ``jax.nn``, ``jax.random``, ``jax.scipy``, ``jax.Array``)."""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from xamt.libraries._compile import split_arrays
+from xamt.libraries.base import LibraryAdapter, MethodOwner, resolve_ref
+
+__all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "devices", "call_compiled"]
+
+_DTYPES = {
+    "bool": "bool", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
+    "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
+    "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64",
+    "complex64": "complex64", "complex128": "complex128",
+}
+
+#: jax.Array methods about placement and buffers, not computation
+_METHOD_PLUMBING = frozenset({
+    "addressable_data", "copy_to_host_async", "to_device", "block_until_ready", "delete",
+    "devices", "is_deleted", "on_device_size_in_bytes", "unsafe_buffer_pointer",
+    "is_fully_addressable", "is_fully_replicated", "tolist", "tobytes", "item",
+})
+
+
+#: jax.scipy.stats distribution modules (pdf, logpdf, cdf, ... functions each)
+_STATS_DISTRIBUTIONS = (
+    "bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma",
+    "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic", "multinomial",
+    "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t", "truncnorm", "uniform",
+    "vonmises", "wrapcauchy",
+)
+
+
+def from_numpy(array: Any) -> Any:
+    import jax.numpy as jnp
+
+    return jnp.asarray(array)
+
+
+def to_numpy(value: Any) -> Any:
+    import numpy as np
+
+    return np.asarray(value)
+
+
+def dtype(name: str) -> Any:
+    import jax.numpy as jnp
+
+    return jnp.dtype(name)
+
+
+def devices() -> list[str]:
+    import jax
+
+    found = ["cpu"]
+    for platform in ("gpu", "tpu"):
+        try:
+            found += [f"{platform}:{d.id}" for d in jax.devices(platform)]
+        except RuntimeError:  # jax raises when the platform has no backend here
+            pass
+    return found
+
+
+def _is_array(value: Any) -> bool:
+    import jax
+    import numpy as np
+
+    return isinstance(value, (jax.Array, np.ndarray))
+
+
+@functools.lru_cache(maxsize=256)
+def _resolve(target: str) -> Any:
+    return resolve_ref(target)
+
+
+def call_compiled(target: str, *args: Any, **kwargs: Any) -> Any:
+    """Run ``target`` under ``jax.jit``; only array arguments are traced, the rest are constants."""
+    import jax
+
+    fn = _resolve(target)
+    dyn_args, dyn_kwargs, rebuild = split_arrays(args, kwargs, _is_array)
+
+    def traced(dyn_a, dyn_k):
+        full_args, full_kwargs = rebuild(list(dyn_a), dict(dyn_k))
+        return fn(*full_args, **full_kwargs)
+
+    return jax.jit(traced)(dyn_args, dyn_kwargs)
+
+
+def adapter() -> LibraryAdapter:
+    return LibraryAdapter(
+        name="jax",
+        import_name="jax",
+        distributions=("jax",),
+        namespaces=(
+            "jax.numpy", "jax.numpy.fft", "jax.numpy.linalg", "jax.nn", "jax.nn.initializers",
+            "jax.lax", "jax.random", "jax.scipy.special", "jax.scipy.linalg", "jax.scipy.signal",
+            "jax.scipy.stats", "jax.scipy.fft", "jax.scipy.ndimage", "jax.scipy.integrate",
+            "jax.image", "jax.ops", "jax.lax.linalg", "jax.scipy.cluster.vq",
+            *(f"jax.scipy.stats.{d}" for d in _STATS_DISTRIBUTIONS),
+        ),
+        qualified_parents=("jax.scipy.stats",),
+        own_modules=("jax", "jaxlib"),
+        from_numpy_ref="xamt.libraries.jax:from_numpy",
+        to_numpy_ref="xamt.libraries.jax:to_numpy",
+        dtype_ref="xamt.libraries.jax:dtype",
+        dtypes=_DTYPES,
+        method_owners=(MethodOwner("jax", "Array", _METHOD_PLUMBING),),
+        pivot_rank=5,
+        compile_ref="xamt.libraries.jax:call_compiled",
+        compile_label="jax.jit",
+        devices_ref="xamt.libraries.jax:devices",
+    )

@@ -1,0 +1,71 @@
+"""Keras 3 adapter.
+
+Keras runs on a backend chosen by ``KERAS_BACKEND`` before import; Xamt uses ``tensorflow``
+unless the environment already names another (documented in the README). The backend is part of
+the catalog's version key (``3.15.1+tensorflow``) because conversions and behaviour depend on it.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from xamt.libraries.base import ClassNamespace, LibraryAdapter
+
+__all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "backend_name", "DEFAULT_BACKEND"]
+
+DEFAULT_BACKEND = "tensorflow"
+
+_DTYPES = {
+    "bool": "bool", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
+    "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
+    "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64",
+    "complex64": "complex64", "complex128": "complex128",
+}
+
+
+def backend_name() -> str:
+    """The backend keras will use (the environment's, else Xamt's default); no import."""
+    return os.environ.get("KERAS_BACKEND", DEFAULT_BACKEND)
+
+
+def from_numpy(array: Any) -> Any:
+    import keras
+    import numpy as np
+
+    return keras.ops.convert_to_tensor(np.asarray(array))
+
+
+def to_numpy(value: Any) -> Any:
+    import keras
+
+    return keras.ops.convert_to_numpy(value)
+
+
+def dtype(name: str) -> Any:
+    # Keras names dtypes by their standard string everywhere in its API.
+    return name
+
+
+def adapter() -> LibraryAdapter:
+    return LibraryAdapter(
+        name="keras",
+        import_name="keras",
+        distributions=("keras",),
+        namespaces=(
+            "keras.ops", "keras.ops.image", "keras.ops.linalg", "keras.activations",
+            "keras.losses", "keras.metrics", "keras.random", "keras.layers", "keras.initializers",
+            "keras.regularizers",
+        ),
+        own_modules=("keras",),
+        from_numpy_ref="xamt.libraries.keras:from_numpy",
+        to_numpy_ref="xamt.libraries.keras:to_numpy",
+        dtype_ref="xamt.libraries.keras:dtype",
+        dtypes=_DTYPES,
+        class_namespaces=(
+            ClassNamespace("keras.layers", "keras:Layer", "call"),
+            ClassNamespace("keras.losses", "keras.losses:Loss", "call"),
+        ),
+        environment={"KERAS_BACKEND": DEFAULT_BACKEND, "TF_CPP_MIN_LOG_LEVEL": "2"},
+        pivot_rank=45,
+        version_tag_ref="xamt.libraries.keras:backend_name",
+    )

@@ -1,0 +1,76 @@
+"""NumPy adapter: the reference library (pivot of argument plans)."""
+from __future__ import annotations
+
+from typing import Any
+
+from xamt.libraries.base import LibraryAdapter, MethodOwner
+
+__all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "call_with_out"]
+
+_DTYPES = {
+    name: name
+    for name in (
+        "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+        "float16", "float32", "float64", "complex64", "complex128",
+    )
+}
+
+#: ndarray methods that move, serialise or mutate flags rather than compute
+_METHOD_PLUMBING = frozenset({
+    "dump", "dumps", "tofile", "tobytes", "tolist", "setflags", "getfield", "setfield",
+    "to_device", "byteswap", "resize", "fill", "itemset",
+})
+
+
+def from_numpy(array: Any) -> Any:
+    """numpy → numpy: a private copy, so an in-place API cannot alter the caller's array."""
+    import numpy as np
+
+    return np.array(array, copy=True)
+
+
+def to_numpy(value: Any) -> Any:
+    import numpy as np
+
+    return np.asarray(value)
+
+
+def dtype(name: str) -> Any:
+    import numpy as np
+
+    return np.dtype(name)
+
+
+def call_with_out(target: str, *args: Any, **kwargs: Any) -> Any:
+    """Call ``target`` once to learn the result's shape and dtype, then again with ``out=``."""
+    import numpy as np
+
+    from xamt.libraries.base import resolve_ref
+
+    fn = resolve_ref(target)
+    first = fn(*args, **kwargs)
+    out = np.empty_like(np.asarray(first))
+    result = fn(*args, out=out, **kwargs)
+    return result
+
+
+def adapter() -> LibraryAdapter:
+    return LibraryAdapter(
+        name="numpy",
+        import_name="numpy",
+        distributions=("numpy",),
+        namespaces=("numpy", "numpy.linalg", "numpy.fft", "numpy.random"),
+        own_modules=("numpy",),
+        from_numpy_ref="xamt.libraries.numpy:from_numpy",
+        to_numpy_ref="xamt.libraries.numpy:to_numpy",
+        dtype_ref="xamt.libraries.numpy:dtype",
+        dtypes=_DTYPES,
+        method_owners=(MethodOwner("numpy", "ndarray", _METHOD_PLUMBING),),
+        # PytestTester instances and printing/runtime configuration are not array operations.
+        exclude=frozenset({
+            "numpy.test", "numpy.linalg.test", "numpy.fft.test", "numpy.random.test",
+            "numpy.show_config", "numpy.show_runtime", "numpy.get_include", "numpy.info",
+        }),
+        pivot_rank=0,
+        out_call_ref="xamt.libraries.numpy:call_with_out",
+    )

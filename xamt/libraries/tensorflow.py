@@ -1,0 +1,105 @@
+"""TensorFlow adapter.
+
+``tf.keras`` is not mined here: with Keras 3 installed it is the ``keras`` package itself, mined by
+the keras adapter. ``tf.raw_ops`` (1,400+ low-level twins of the public ops) and ``tf.sparse`` /
+``tf.strings`` (need SparseTensor / string inputs) are not mined either. ``tf.Tensor`` has no
+operation methods and ``tf.Variable``'s methods are state updates on a Variable receiver, so TF
+contributes no tensor methods.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from xamt.libraries._compile import split_arrays
+from xamt.libraries.base import LibraryAdapter, resolve_ref
+
+__all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "devices", "call_compiled"]
+
+_DTYPES = {
+    "bool": "bool", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
+    "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
+    "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64",
+    "complex64": "complex64", "complex128": "complex128",
+}
+
+
+def from_numpy(array: Any) -> Any:
+    import numpy as np
+    import tensorflow as tf
+
+    return tf.constant(np.asarray(array))
+
+
+def to_numpy(value: Any) -> Any:
+    import numpy as np
+
+    if hasattr(value, "numpy"):
+        return np.asarray(value.numpy())
+    return np.asarray(value)
+
+
+def dtype(name: str) -> Any:
+    import tensorflow as tf
+
+    return tf.as_dtype(name)
+
+
+def devices() -> list[str]:
+    import tensorflow as tf
+
+    found = ["cpu"]
+    found += [f"gpu:{i}" for i, _ in enumerate(tf.config.list_physical_devices("GPU"))]
+    return found
+
+
+def _is_tensor(value: Any) -> bool:
+    import numpy as np
+    import tensorflow as tf
+
+    return isinstance(value, (tf.Tensor, tf.Variable, np.ndarray))
+
+
+@functools.lru_cache(maxsize=256)
+def _resolve(target: str) -> Any:
+    return resolve_ref(target)
+
+
+def call_compiled(target: str, *args: Any, **kwargs: Any) -> Any:
+    """Run ``target`` inside ``tf.function(jit_compile=True)`` (XLA); non-tensor arguments are
+    constants of the traced function."""
+    import tensorflow as tf
+
+    fn = _resolve(target)
+    dyn_args, dyn_kwargs, rebuild = split_arrays(args, kwargs, _is_tensor)
+
+    def traced(dyn_a, dyn_k):
+        full_args, full_kwargs = rebuild(list(dyn_a), dict(dyn_k))
+        return fn(*full_args, **full_kwargs)
+
+    return tf.function(traced, jit_compile=True)(dyn_args, dyn_kwargs)
+
+
+def adapter() -> LibraryAdapter:
+    return LibraryAdapter(
+        name="tensorflow",
+        import_name="tensorflow",
+        distributions=("tensorflow", "tensorflow-cpu", "tensorflow-gpu"),
+        namespaces=(
+            "tensorflow", "tensorflow.math", "tensorflow.linalg", "tensorflow.nn",
+            "tensorflow.signal", "tensorflow.image", "tensorflow.bitwise", "tensorflow.random",
+            "tensorflow.math.special", "tensorflow.experimental.numpy",
+            "tensorflow.experimental.numpy.random",
+        ),
+        own_modules=("tensorflow",),
+        from_numpy_ref="xamt.libraries.tensorflow:from_numpy",
+        to_numpy_ref="xamt.libraries.tensorflow:to_numpy",
+        dtype_ref="xamt.libraries.tensorflow:dtype",
+        dtypes=_DTYPES,
+        # Quiet TF's C++ INFO/WARNING banner; a user's own setting wins.
+        environment={"TF_CPP_MIN_LOG_LEVEL": "2"},
+        pivot_rank=40,
+        compile_ref="xamt.libraries.tensorflow:call_compiled",
+        compile_label="tf.function(jit_compile=True)",
+        devices_ref="xamt.libraries.tensorflow:devices",
+    )

@@ -1,0 +1,187 @@
+"""PyTorch adapter."""
+from __future__ import annotations
+
+import functools
+import shutil
+from typing import Any
+
+from xamt.libraries.base import ClassNamespace, LibraryAdapter, MethodOwner, ParamSpec, resolve_ref
+
+__all__ = [
+    "adapter", "from_numpy", "to_numpy", "dtype", "devices", "call_with_out", "call_compiled",
+    "compile_available", "signature_from_schema",
+]
+
+# torch dtype attribute name -> numpy dtype name
+_DTYPES = {
+    "bool": "bool", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
+    "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
+    "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64",
+    "complex64": "complex64", "complex128": "complex128",
+}
+
+#: Tensor methods that are autograd/storage/device plumbing or conversions, not operations
+_METHOD_PLUMBING = frozenset({
+    "backward", "register_hook", "register_post_accumulate_grad_hook", "retain_grad",
+    "requires_grad_", "cpu", "cuda", "xpu", "ipu", "mtia", "to", "numpy", "tolist", "storage",
+    "untyped_storage", "storage_type", "storage_offset", "data_ptr", "const_data_ptr",
+    "element_size", "pin_memory", "is_pinned", "share_memory_", "is_shared", "record_stream",
+    "get_device", "type", "module_load", "reinforce", "apply_", "map_", "map2_", "as_subclass",
+    "dim_order", "is_inference", "to_mkldnn", "new", "set_", "resize_", "resize_as_",
+    "detach_", "copy_", "q_per_channel_axis", "q_per_channel_scales", "q_per_channel_zero_points",
+    "q_scale", "q_zero_point", "qscheme", "int_repr", "dequantize", "smm", "sspaddmm",
+    "is_set_to", "is_distributed", "coalesce", "is_coalesced", "indices", "values",
+    "crow_indices", "col_indices", "ccol_indices", "row_indices", "sparse_dim", "dense_dim",
+    "sparse_mask", "sparse_resize_", "sparse_resize_and_clear_", "to_sparse", "to_sparse_bsc",
+    "to_sparse_bsr", "to_sparse_coo", "to_sparse_csc", "to_sparse_csr", "to_dense",
+    "to_padded_tensor", "fix_", "share_memory", "refine_names", "rename", "rename_",
+    "align_as", "align_to", "has_names", "is_meta",
+})
+
+
+def from_numpy(array: Any) -> Any:
+    """numpy array → CPU tensor (a copy; bfloat16 goes through its int16 bit pattern)."""
+    import numpy as np
+    import torch
+
+    arr = np.asarray(array)
+    if arr.dtype.name == "bfloat16":
+        bits = torch.from_numpy(np.ascontiguousarray(arr).view(np.int16).copy())
+        return bits.view(torch.bfloat16)
+    return torch.from_numpy(np.array(arr, copy=True))
+
+
+def to_numpy(value: Any) -> Any:
+    """Tensor (any device) → numpy array; bfloat16 comes back as ml_dtypes.bfloat16."""
+    import numpy as np
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        t = value.detach().resolve_conj().resolve_neg().cpu()
+        if t.dtype == torch.bfloat16:
+            import ml_dtypes
+
+            return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+        return t.numpy()
+    return np.asarray(value)
+
+
+def dtype(name: str) -> Any:
+    import torch
+
+    return getattr(torch, name)
+
+
+def devices() -> list[str]:
+    import torch
+
+    found = ["cpu"]
+    if torch.cuda.is_available():
+        found += [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    return found
+
+
+def call_with_out(target: str, *args: Any, **kwargs: Any) -> Any:
+    """Call ``target`` to learn the result's layout, then again into a preallocated ``out=``."""
+    import torch
+
+    fn = resolve_ref(target)
+    first = fn(*args, **kwargs)
+    out = torch.empty_like(first)
+    return fn(*args, out=out, **kwargs)
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(target: str) -> Any:
+    import torch
+
+    fn = resolve_ref(target)
+    # A fresh wrapper per target: torch.compile keys its cache on the code object.
+    return torch.compile(lambda *a, **k: fn(*a, **k), dynamic=False)
+
+
+def call_compiled(target: str, *args: Any, **kwargs: Any) -> Any:
+    """Run ``target`` through ``torch.compile`` (inductor on CPU)."""
+    return _compiled(target)(*args, **kwargs)
+
+
+def compile_available() -> tuple[bool, str]:
+    """Whether ``torch.compile`` can run here: dynamo supported and a C compiler for inductor."""
+    import torch
+
+    try:
+        supported = bool(torch._dynamo.is_dynamo_supported())
+    except Exception as exc:  # private API: a missing or failing probe means "unknown → no"
+        return False, f"torch._dynamo check failed: {exc}"
+    if not supported:
+        return False, "torch._dynamo is not supported on this Python"
+    if not (shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")):
+        return False, "no C compiler for inductor"
+    return True, "torch.compile (inductor, CPU)"
+
+
+def signature_from_schema(obj: Any, name: str, owner: str | None) -> list[list[ParamSpec]] | None:
+    """Signatures of a builtin from its ATen schema (``torch.ops.aten.<name>``).
+
+    Python bindings name the first tensor ``input`` where the schema says ``self``; for tensor
+    methods ``self`` is the receiver and is left out (the catalog adds the receiver itself).
+    ``*_out`` overloads are dropped: the ``out=`` keyword shows up in the plain overloads' Python
+    form and the out variant is a relation of its own.
+    """
+    import torch
+
+    op_name = getattr(obj, "__name__", None) or name
+    packet = getattr(torch.ops.aten, op_name, None)
+    if packet is None:
+        return None
+    try:
+        overload_names = packet.overloads()
+    except Exception:  # some packets refuse to list overloads; no schema then
+        return None
+    result: list[list[ParamSpec]] = []
+    for ov in overload_names:
+        if ov == "out" or ov.endswith("_out"):
+            continue
+        try:
+            schema = getattr(packet, ov)._schema
+        except Exception:
+            continue
+        params: list[ParamSpec] = []
+        for arg in schema.arguments:
+            arg_name = arg.name
+            if arg_name == "self":
+                if owner is not None:
+                    continue
+                arg_name = "input"
+            kind = "keyword_only" if arg.kwarg_only else "positional_or_keyword"
+            default = repr(arg.default_value) if arg.has_default_value() else None
+            params.append((arg_name, kind, default, str(arg.type)))
+        result.append(params)
+    return result or None
+
+
+def adapter() -> LibraryAdapter:
+    return LibraryAdapter(
+        name="torch",
+        import_name="torch",
+        distributions=("torch",),
+        namespaces=(
+            "torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft",
+            "torch.nn.init", "torch.signal.windows", "torch.masked",
+        ),
+        own_modules=("torch",),
+        from_numpy_ref="xamt.libraries.torch:from_numpy",
+        to_numpy_ref="xamt.libraries.torch:to_numpy",
+        dtype_ref="xamt.libraries.torch:dtype",
+        dtypes=_DTYPES,
+        method_owners=(MethodOwner("torch", "Tensor", _METHOD_PLUMBING),),
+        class_namespaces=(ClassNamespace("torch.nn", "torch.nn:Module", "forward"),),
+        pivot_rank=20,
+        compile_ref="xamt.libraries.torch:call_compiled",
+        compile_label="torch.compile",
+        compile_check_ref="xamt.libraries.torch:compile_available",
+        out_call_ref="xamt.libraries.torch:call_with_out",
+        inplace_suffix="_",
+        signature_hook_ref="xamt.libraries.torch:signature_from_schema",
+        devices_ref="xamt.libraries.torch:devices",
+    )

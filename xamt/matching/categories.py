@@ -1,0 +1,33 @@
+"""Category inference (Xamt++'s ``infer_category``, driven by ``categories.toml``)."""
+from __future__ import annotations
+
+import re
+
+from xamt.matching.data import MatchingData
+
+__all__ = ["infer_category", "compatible", "partition"]
+
+
+def infer_category(canonical: str, namespace: str, data: MatchingData) -> str:
+    """Category of an API from its canonical name and the namespace it was mined from."""
+    for pattern, category in data.category_overrides:
+        if pattern.search(canonical):
+            return category
+    ns_tokens = set(re.split(r"[._]", namespace.lower()))
+    for tokens, category in data.category_namespaces:
+        if tokens <= ns_tokens:
+            return category
+    name_tokens = set(canonical.split("_")) | {canonical}
+    for category, terms in data.category_terms:
+        if name_tokens & terms:
+            return category
+    return "generic"
+
+
+def partition(category: str, data: MatchingData) -> str:
+    """Grouping partition: a hard category is its own partition, soft ones share ``core``."""
+    return category if category in data.hard_categories else "core"
+
+
+def compatible(a: str, b: str, data: MatchingData) -> bool:
+    return partition(a, data) == partition(b, data)

@@ -1,0 +1,239 @@
+"""Loading and validating the matching data files under ``xamt/data/``.
+
+:func:`load_matching_data` reads ``aliases.toml``, ``categories.toml``, ``roles.toml``,
+``homonyms.toml``, ``argument_plans.toml`` and ``matching.toml`` into one immutable
+:class:`MatchingData`. A missing file, bad TOML or a wrong-typed entry raises
+:class:`~xamt.errors.DataFileError` naming the file and the entry; nothing fails silently.
+A different folder can be given (tests, a user's own data).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from xamt.errors import DataFileError
+
+__all__ = ["MatchingData", "Homonym", "PlanOverride", "load_matching_data", "data_dir"]
+
+_FILES = ("aliases.toml", "categories.toml", "roles.toml", "homonyms.toml",
+          "argument_plans.toml", "matching.toml")
+
+
+def data_dir() -> Path:
+    """The packaged ``xamt/data`` folder."""
+    return Path(str(resources.files("xamt") / "data"))
+
+
+@dataclass(frozen=True)
+class Homonym:
+    api: str
+    canonical: str | None
+    reason: str
+
+    def matches(self, qualname: str) -> bool:
+        if self.api.endswith("*"):
+            return qualname.startswith(self.api[:-1])
+        return qualname == self.api
+
+
+@dataclass(frozen=True)
+class PlanOverride:
+    apis: tuple[str, ...]
+    map: dict[str, str]
+    defaults: dict[str, Any]
+    fixed: dict[str, Any]
+    fixed_dtype: dict[str, str]
+    drop: tuple[str, ...]
+    reason: str
+
+    def matches(self, qualname: str) -> bool:
+        return any(qualname.startswith(a[:-1]) if a.endswith("*") else qualname == a
+                   for a in self.apis)
+
+
+@dataclass(frozen=True)
+class MatchingData:
+    """Everything the matcher reads from data files (see each file's header comment)."""
+
+    aliases: dict[str, str]
+    library_aliases: dict[str, dict[str, str]]
+    lossy: frozenset[str]
+    also: dict[str, tuple[str, ...]]
+    max_hops: int
+    strip_prefixes: tuple[str, ...]
+    keep_prefixes: tuple[str, ...]
+    strip_suffixes: tuple[str, ...]
+    hard_categories: frozenset[str]
+    soft_categories: frozenset[str]
+    excluded_categories: frozenset[str]
+    category_overrides: tuple[tuple[re.Pattern[str], str], ...]
+    category_namespaces: tuple[tuple[frozenset[str], str], ...]
+    category_terms: tuple[tuple[str, frozenset[str]], ...]
+    control_names: frozenset[str]
+    role_names: dict[str, str]
+    role_prefixes: tuple[tuple[str, str], ...]
+    role_suffixes: tuple[tuple[str, str], ...]
+    role_transforms: dict[str, str]
+    type_transforms: dict[str, dict[str, str]]
+    type_words: tuple[tuple[str, tuple[str, ...]], ...]
+    homonyms: tuple[Homonym, ...]
+    overrides: tuple[PlanOverride, ...]
+    confidence: dict[str, float]
+    grouping: dict[str, float]
+    assignment: dict[str, Any]
+    stopwords: frozenset[str]
+    min_token: int
+    relations: dict[str, Any]
+    fingerprint: str = field(default="")
+
+    def homonym_for(self, qualname: str, canonical: str) -> Homonym | None:
+        for h in self.homonyms:
+            if h.matches(qualname) and (h.canonical is None or h.canonical == canonical):
+                return h
+        return None
+
+    def overrides_for(self, qualname: str) -> list[PlanOverride]:
+        return [o for o in self.overrides if o.matches(qualname)]
+
+
+def _read(folder: Path, name: str) -> dict[str, Any]:
+    path = folder / name
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise DataFileError(f"matching data file {path} is missing") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise DataFileError(f"{path}: not valid TOML: {exc}") from exc
+
+
+def _expect(cond: bool, file: str, what: str) -> None:
+    if not cond:
+        raise DataFileError(f"{file}: {what}")
+
+
+def _str_map(value: Any, file: str, what: str) -> dict[str, str]:
+    _expect(isinstance(value, dict), file, f"{what} must be a table")
+    for k, v in value.items():
+        _expect(isinstance(v, str), file, f"{what}.{k} must be a string, got {v!r}")
+    return dict(value)
+
+
+def _str_list(value: Any, file: str, what: str) -> list[str]:
+    _expect(isinstance(value, list) and all(isinstance(v, str) for v in value), file,
+            f"{what} must be a list of strings")
+    return list(value)
+
+
+def load_matching_data(folder: str | Path | None = None) -> MatchingData:
+    """Read and validate the matching data files from ``folder`` (default: the packaged ones)."""
+    base = Path(folder) if folder is not None else data_dir()
+    raw = {name: _read(base, name) for name in _FILES}
+    digest = hashlib.sha256()
+    for name in _FILES:
+        digest.update((base / name).read_bytes())
+
+    al = raw["aliases.toml"]
+    canon = al.get("canonicalise", {})
+    aliases = _str_map(al.get("aliases", {}), "aliases.toml", "[aliases]")
+    lib_aliases = {
+        lib: _str_map(table, "aliases.toml", f"[library_aliases.{lib}]")
+        for lib, table in al.get("library_aliases", {}).items()
+    }
+    also = {}
+    for api, names in al.get("also", {}).items():
+        also[api] = tuple(_str_list(names, "aliases.toml", f"[also].{api}"))
+    lossy = _str_list(al.get("lossy", {}).get("sources", []), "aliases.toml", "[lossy].sources")
+
+    cat = raw["categories.toml"]
+    overrides = []
+    for i, entry in enumerate(cat.get("override", [])):
+        _expect(isinstance(entry, dict) and "pattern" in entry and "category" in entry,
+                "categories.toml", f"[[override]] #{i} needs pattern and category")
+        try:
+            overrides.append((re.compile(entry["pattern"]), entry["category"]))
+        except re.error as exc:
+            raise DataFileError(f"categories.toml: [[override]] #{i}: bad regex: {exc}") from exc
+    namespaces = []
+    for i, entry in enumerate(cat.get("namespace", [])):
+        tokens = _str_list(entry.get("tokens"), "categories.toml", f"[[namespace]] #{i}.tokens")
+        namespaces.append((frozenset(tokens), str(entry.get("category"))))
+    terms = tuple(
+        (name, frozenset(_str_list(words, "categories.toml", f"[terms].{name}")))
+        for name, words in cat.get("terms", {}).items()
+    )
+    hard = frozenset(_str_list(cat.get("hard", []), "categories.toml", "hard"))
+    soft = frozenset(_str_list(cat.get("soft", []), "categories.toml", "soft"))
+    excluded = frozenset(_str_list(cat.get("excluded", []), "categories.toml", "excluded"))
+    for _, c in [*overrides, *namespaces]:
+        _expect(c in hard or c in soft, "categories.toml", f"category {c!r} is neither hard nor soft")
+    for c, _ in terms:
+        _expect(c in hard or c in soft, "categories.toml", f"category {c!r} is neither hard nor soft")
+
+    ro = raw["roles.toml"]
+    role_names: dict[str, str] = {}
+    for role, names in ro.get("names", {}).items():
+        for n in _str_list(names, "roles.toml", f"[names].{role}"):
+            _expect(n not in role_names, "roles.toml", f"name {n!r} has two roles")
+            role_names[n] = role
+    prefixes = tuple((p, role) for role, ps in ro.get("prefixes", {}).items()
+                     for p in _str_list(ps, "roles.toml", f"[prefixes].{role}"))
+    suffixes = tuple((s, role) for role, ss in ro.get("suffixes", {}).items()
+                     for s in _str_list(ss, "roles.toml", f"[suffixes].{role}"))
+    types = tuple((t, tuple(_str_list(ws, "roles.toml", f"[types].{t}")))
+                  for t, ws in ro.get("types", {}).items())
+
+    homonyms = []
+    for i, entry in enumerate(raw["homonyms.toml"].get("homonym", [])):
+        _expect(isinstance(entry.get("api"), str) and isinstance(entry.get("reason"), str),
+                "homonyms.toml", f"[[homonym]] #{i} needs api and reason")
+        homonyms.append(Homonym(entry["api"], entry.get("canonical"), entry["reason"]))
+
+    plan_overrides = []
+    for i, entry in enumerate(raw["argument_plans.toml"].get("override", [])):
+        apis = _str_list(entry.get("apis"), "argument_plans.toml", f"[[override]] #{i}.apis")
+        plan_overrides.append(PlanOverride(
+            apis=tuple(apis),
+            map=_str_map(entry.get("map", {}), "argument_plans.toml", f"#{i}.map"),
+            defaults=dict(entry.get("defaults", {})),
+            fixed=dict(entry.get("fixed", {})),
+            fixed_dtype=_str_map(entry.get("fixed_dtype", {}), "argument_plans.toml",
+                                 f"#{i}.fixed_dtype"),
+            drop=tuple(_str_list(entry.get("drop", []), "argument_plans.toml", f"#{i}.drop")),
+            reason=str(entry.get("reason", "")),
+        ))
+
+    m = raw["matching.toml"]
+    for section in ("confidence", "grouping", "assignment", "doc", "relations"):
+        _expect(isinstance(m.get(section), dict), "matching.toml", f"[{section}] is missing")
+    return MatchingData(
+        aliases=aliases, library_aliases=lib_aliases, lossy=frozenset(lossy), also=also,
+        max_hops=int(canon.get("max_hops", 4)),
+        strip_prefixes=tuple(_str_list(canon.get("strip_prefixes", []), "aliases.toml",
+                                       "strip_prefixes")),
+        keep_prefixes=tuple(_str_list(canon.get("keep", []), "aliases.toml", "keep")),
+        strip_suffixes=tuple(_str_list(canon.get("strip_suffixes", []), "aliases.toml",
+                                       "strip_suffixes")),
+        hard_categories=hard, soft_categories=soft, excluded_categories=excluded,
+        category_overrides=tuple(overrides), category_namespaces=tuple(namespaces),
+        category_terms=terms,
+        control_names=frozenset(_str_list(ro.get("control", []), "roles.toml", "control")),
+        role_names=role_names, role_prefixes=prefixes, role_suffixes=suffixes,
+        role_transforms=_str_map(ro.get("transforms", {}), "roles.toml", "[transforms]"),
+        type_transforms={role: _str_map(t, "roles.toml", f"[type_transforms].{role}")
+                         for role, t in ro.get("type_transforms", {}).items()},
+        type_words=types, homonyms=tuple(homonyms), overrides=tuple(plan_overrides),
+        confidence={k: float(v) for k, v in m["confidence"].items()},
+        grouping={k: float(v) for k, v in m["grouping"].items()},
+        assignment=dict(m["assignment"]),
+        stopwords=frozenset(_str_list(m["doc"].get("stopwords", []), "matching.toml",
+                                      "[doc].stopwords")),
+        min_token=int(m["doc"].get("min_token", 3)),
+        relations=dict(m["relations"]),
+        fingerprint=digest.hexdigest()[:16],
+    )
