@@ -33,6 +33,10 @@ TEST = [
     "pytest==9.2.0",
     "pytest-timeout==2.4.0",
     "hypothesis==6.170.17",
+    # tools/make_groundtruth.py: torch's OpInfo database imports expecttest; the array API
+    # standard's function list comes from array-api-strict
+    "expecttest==0.3.0",
+    "array-api-strict==2.6.1",
 ]
 
 CFFI_MODULES = [
