@@ -1,0 +1,98 @@
+import pytest
+
+from xamt.catalog import Param
+from xamt.matching.argplan import plan_for, slots_from
+from xamt.matching.model import ArgSpec, ArgumentPlan
+from xamt.matching.roles import inputs_of
+
+
+def P(name, kind="positional_or_keyword", default=None, annotation=None):
+    return Param(name, kind, default, default is None and kind not in ("var_positional", "var_keyword"),
+                 annotation)
+
+
+NP_SUM = [P("a"), P("axis", default="None"), P("dtype", default="None"), P("out", default="None"),
+          P("keepdims", default="False")]
+TORCH_SUM = [P("input"), P("dim", default="None"), P("keepdim", default="False"),
+             P("dtype", "keyword_only", "None")]
+
+
+def by_param(plan):
+    return {a.param: a for a in plan.args}
+
+
+def test_dim_meets_axis_and_keepdim_meets_keepdims(data):
+    pivot, member = inputs_of(NP_SUM, data), inputs_of(TORCH_SUM, data)
+    plan, _ = plan_for(pivot, member, data)
+    slots = {s.name: s.index for s in slots_from(pivot)}
+    args = by_param(plan)
+    assert args["input"].slot == slots["a"] and args["input"].position == 0
+    assert args["dim"].slot == slots["axis"] and args["dim"].keyword == "dim"
+    assert args["keepdim"].slot == slots["keepdims"]
+    assert args["dtype"].slot == slots["dtype"] and args["dtype"].transform == "dtype"
+    assert args["input"].transform == "tensor" and plan.complete
+
+
+def test_known_roles_never_cross(data):
+    pivot = inputs_of([P("x"), P("keepdims", default="False")], data)
+    member = inputs_of([P("x"), P("axis", default="None")], data)
+    plan, _ = plan_for(pivot, member, data)
+    assert "axis" not in by_param(plan)
+
+
+def test_override_reorders_clamp(data):
+    pivot = inputs_of([P("a"), P("a_min"), P("a_max")], data)
+    member = inputs_of([P("min"), P("x"), P("max")], data)
+    plan, _ = plan_for(pivot, member, data, data.overrides_for("jax.lax.clamp"))
+    args = by_param(plan)
+    assert (args["x"].slot, args["x"].position) == (0, 1)
+    assert (args["min"].slot, args["min"].position) == (1, 0)
+    assert (args["max"].slot, args["max"].position) == (2, 2)
+    assert plan.source == "assignment+override"
+    assert plan.bind({0: "X", 1: "LO", 2: "HI"}) == (["LO", "X", "HI"], {})
+
+
+def test_correction_default_made_equal_by_override(data):
+    pivot = inputs_of([P("a"), P("axis", default="None"), P("correction", "keyword_only", "0")], data)
+    member = inputs_of([P("input"), P("dim", default="None"),
+                        P("correction", "keyword_only", "1")], data)
+    plan, _ = plan_for(pivot, member, data, data.overrides_for("torch.std"))
+    corr = by_param(plan)["correction"]
+    assert corr.has_default and corr.default == 0
+    assert plan.bind({0: "X"}) == (["X"], {"correction": 0})
+
+
+def test_literal_defaults_equalised_without_override(data):
+    pivot = inputs_of([P("x"), P("axis", default="-1")], data)
+    member = inputs_of([P("input"), P("dim", default="0")], data)
+    plan, mismatch = plan_for(pivot, member, data)
+    assert by_param(plan)["dim"].default == -1 and not mismatch
+    pivot = inputs_of([P("x"), P("axis", default="None")], data)
+    plan, mismatch = plan_for(pivot, member, data)
+    assert mismatch == {1: True}  # None vs 0 cannot be equalised: the fuzzer must give it
+
+
+def test_unmatched_required_parameter(data):
+    pivot = inputs_of([P("x")], data)
+    member = inputs_of([P("x"), P("weights")], data)
+    plan, _ = plan_for(pivot, member, data)
+    assert plan.unmatched_required == ["weights"] and not plan.complete
+
+
+def test_bind_gap_falls_back_to_keywords_or_fails():
+    plan = ArgumentPlan(args=[
+        ArgSpec(slot=0, param="x", position=0),
+        ArgSpec(slot=1, param="y", position=1, keyword="y"),
+        ArgSpec(slot=2, param="z", position=2, keyword="z"),
+    ])
+    assert plan.bind({0: 1, 2: 3}) == ([1], {"z": 3})
+    strict = ArgumentPlan(args=[ArgSpec(slot=0, param="x", position=0),
+                                ArgSpec(slot=1, param="y", position=1)])
+    with pytest.raises(ValueError, match="positional argument 1"):
+        strict.bind({1: 2})
+
+
+def test_star_arguments_are_spread():
+    plan = ArgumentPlan(args=[ArgSpec(slot=0, param="tensors", position=0, star=True),
+                              ArgSpec(slot=1, param="indexing", keyword="indexing")])
+    assert plan.bind({0: ["a", "b"], 1: "ij"}) == (["a", "b"], {"indexing": "ij"})

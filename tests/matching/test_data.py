@@ -1,0 +1,52 @@
+import shutil
+
+import pytest
+
+from xamt.errors import DataFileError
+from xamt.matching.data import data_dir, load_matching_data
+
+
+def copy_data(tmp_path):
+    for f in data_dir().glob("*.toml"):
+        shutil.copy(f, tmp_path / f.name)
+    return tmp_path
+
+
+def test_packaged_data_loads_with_a_fingerprint():
+    data = load_matching_data()
+    assert len(data.aliases) > 200 and data.homonyms and data.overrides
+    assert len(data.fingerprint) == 16
+
+
+def test_missing_file(tmp_path):
+    copy_data(tmp_path)
+    (tmp_path / "roles.toml").unlink()
+    with pytest.raises(DataFileError, match="roles.toml is missing"):
+        load_matching_data(tmp_path)
+
+
+def test_bad_toml(tmp_path):
+    copy_data(tmp_path)
+    (tmp_path / "aliases.toml").write_text("[aliases\nabs = ")
+    with pytest.raises(DataFileError, match="aliases.toml: not valid TOML"):
+        load_matching_data(tmp_path)
+
+
+def test_wrong_types_and_unknown_category(tmp_path):
+    copy_data(tmp_path)
+    (tmp_path / "aliases.toml").write_text("[aliases]\nabs = 3\n")
+    with pytest.raises(DataFileError, match=r"\[aliases\].abs must be a string"):
+        load_matching_data(tmp_path)
+    copy_data(tmp_path)
+    text = (tmp_path / "categories.toml").read_text()
+    (tmp_path / "categories.toml").write_text(text + '\n[[override]]\npattern = "x"\ncategory = "nope"\n')
+    with pytest.raises(DataFileError, match="neither hard nor soft"):
+        load_matching_data(tmp_path)
+
+
+def test_a_role_name_listed_twice(tmp_path):
+    copy_data(tmp_path)
+    text = (tmp_path / "roles.toml").read_text()
+    (tmp_path / "roles.toml").write_text(text.replace('keepdim = ["keepdim"', 'keepdim = ["dim", "keepdim"'))
+    with pytest.raises(DataFileError, match="'dim' has two roles"):
+        load_matching_data(tmp_path)

@@ -1,0 +1,85 @@
+"""Behaviour of matching on the real catalogs of numpy, scipy, torch and jax."""
+import re
+
+
+def members(group):
+    return {m.qualname: m for m in group.members}
+
+
+def test_sum_group_and_its_plans(groups):
+    g = groups["x:sum/reduction"]
+    m = members(g)
+    assert {"numpy.sum", "numpy.ndarray.sum", "torch.sum", "torch.Tensor.sum", "jax.numpy.sum",
+            "jax.Array.sum"} <= set(m)
+    assert g.pivot == "numpy.sum" and g.equivalence == "value" and g.band == "high"
+    axis = next(s.index for s in g.slots if s.name == "axis")
+    torch_dim = next(a for a in m["torch.sum"].plan.args if a.slot == axis)
+    assert torch_dim.keyword == "dim"
+    assert m["torch.Tensor.sum"].call == "method" and m["torch.Tensor.sum"].receiver_slot == 0
+
+
+def test_clamp_argument_order(groups):
+    clamp = members(groups["x:clip/generic"])["jax.lax.clamp"]
+    positions = {a.param: (a.slot, a.position) for a in clamp.plan.args}
+    assert positions == {"x": (0, 1), "min": (1, 0), "max": (2, 2)}
+
+
+def test_torch_std_population_default(groups):
+    std = members(groups["x:std/reduction"])["torch.std"]
+    corr = next(a for a in std.plan.args if a.param == "correction")
+    assert corr.has_default and corr.default == 0
+
+
+def test_homonyms_stay_out(groups):
+    equal = members(groups["x:equal/comparison"])
+    assert "torch.eq" in equal and "torch.equal" not in equal
+    for key, g in groups.items():
+        if g.relation == "cross_library":
+            assert "torch.select" not in members(g), key
+            assert "numpy.resize" not in members(g), key
+
+
+def test_documentation_contradicting_a_name_is_not_followed(groups, result):
+    fftfreq = [g for k, g in groups.items() if k.startswith("x:fftfreq")]
+    assert fftfreq and all("jax.numpy.fft.rfftfreq" not in members(g) for g in fftfreq)
+
+
+def test_intra_library_relations(groups):
+    keys = set(groups)
+    assert "function_method:torch.abs|torch.Tensor.abs" in keys
+    assert "inplace:torch.Tensor.abs|torch.Tensor.abs_" in keys
+    assert "out_variant:torch.abs" in keys and "eager_compiled:jax.numpy.sum" in keys
+    relu = groups["functional_module:torch.nn.functional.relu|torch.nn.ReLU"]
+    assert relu.equivalence == "value"
+    conv = groups["functional_module:torch.conv2d|torch.nn.Conv2d"]
+    assert conv.equivalence == "status"
+    alias = next(g for g in groups.values() if g.relation == "alias" and not g.same_object
+                 and {"torch.abs", "torch.absolute"} <= set(members(g)))
+    assert alias.equivalence == "value"
+    twin = next(g for g in groups.values() if g.relation == "namespace_twin"
+                and {"torch.det", "torch.linalg.det"} <= set(members(g)))
+    assert not twin.same_object
+    sib = groups["status_sibling:torch.tril|torch.triu"]
+    assert sib.equivalence == "status"
+    softmax = groups["functional_module:torch.nn.functional.softmax|torch.nn.Softmax"]
+    module = members(softmax)["torch.nn.Softmax"]
+    assert [a.param for a in module.plan.init_args] == ["dim"]
+
+
+def test_every_member_has_a_sandbox_target(result):
+    target = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+    keys = [g.key for g in result.groups]
+    assert len(keys) == len(set(keys))
+    for g in result.groups:
+        for m in g.members:
+            assert target.match(m.target), (g.key, m.target)
+            assert m.call in ("function", "method", "module", "compiled", "out")
+            if m.call in ("compiled", "out"):
+                assert target.match(m.via)
+
+
+def test_group_json_is_stable(result):
+    from xamt.matching.model import CandidateGroup
+
+    for g in result.groups[:200]:
+        assert CandidateGroup.from_json(g.to_json()).to_json() == g.to_json()
