@@ -55,4 +55,16 @@ def make_builder(absolute_paths: bool = False) -> cffi.FFI:
 ffibuilder = make_builder()
 
 if __name__ == "__main__":
-    ffibuilder.compile(verbose=True)
+    # manual rebuild (python csrc/build_compare.py): objects go to build/ (ignored), the module
+    # next to the package, where the editable install puts it too
+    import shutil
+
+    root = HERE.parent
+    built = Path(make_builder(absolute_paths=True).compile(tmpdir=str(root / "build" / "cffi"),
+                                                           verbose=True))
+    # the file name setup.py's build uses, so that neither build can shadow the other
+    target = root / "xamt" / "compare" / "_ccompare.abi3.so"
+    for stale in target.parent.glob("_ccompare*.so"):
+        stale.unlink()
+    shutil.copy2(built, target)
+    print(target)

@@ -67,13 +67,16 @@ Per-member statistics, over the elements where member and reference are both fin
     These maxima are 0.0 when there is no finite pair, NaN for a member of the wrong shape.
 
 Dispersion (the fuzzer's fitness) and outlier
-    Member distance ``D_i = min(max_tol_units_i, P) + P*(nan_mismatch_i + inf_mismatch_i)
-    + 1*signed_zero_mismatch_i`` with P = 1e6 (``PATTERN_PENALTY``); a member of the wrong shape
-    has ``D_i = P * max(size, 1)``; kind mismatches add nothing; for "other" dtypes
-    ``D_i = P * value_mismatch_i``. ``dispersion = sum_i D_i``: 0 when all members agree
-    exactly, growing with the spread in units of the tolerance, by P per element whose NaN/inf
-    pattern differs. ``outlier`` is the member with the largest D_i (ties: the first), None
-    when the group agrees (a kind-only disagreement names the first member of another kind).
+    Member distance ``D_i = v(max_tol_units_i) + P*(nan_mismatch_i + inf_mismatch_i)
+    + 1*signed_zero_mismatch_i`` with P = 1e6 (``PATTERN_PENALTY``) and the value distance
+    ``v(u) = u`` for u <= 1, ``1 + log2(u)`` above (monotone; at most 4096, for u = inf), so
+    that in-tolerance noise counts linearly and wild values cannot outweigh a NaN/inf pattern
+    change. A member of the wrong shape has ``D_i = P * max(size, 1)``; kind mismatches add
+    nothing; for "other" dtypes ``D_i = P * value_mismatch_i``. ``dispersion = sum_i D_i``
+    (in member order): 0 when all members agree exactly, growing with the spread measured in
+    units of the tolerance, plus P per element whose NaN/inf pattern differs. ``outlier`` is
+    the member with the largest D_i (ties: the first), None when the group agrees (a kind-only
+    disagreement names the first member of another kind).
 
 ``agree`` is True when every member has the reference shape and kind and no mismatch at all;
 ``values_agree`` ignores kinds. The comparator never raises on data: every difference is a
@@ -86,7 +89,13 @@ from xamt.compare.errors import (
     ToleranceError,
 )
 from xamt.compare.group import BACKENDS, available_backends, compare_group, get_backend
-from xamt.compare.report import PATTERN_PENALTY, GroupReport, MemberReport
+from xamt.compare.report import (
+    PATTERN_PENALTY,
+    VALUE_DISTANCE_CAP,
+    GroupReport,
+    MemberReport,
+    value_distance,
+)
 from xamt.compare.tolerance import Tolerance
 
 __all__ = [
@@ -95,6 +104,8 @@ __all__ = [
     "GroupReport",
     "MemberReport",
     "PATTERN_PENALTY",
+    "VALUE_DISTANCE_CAP",
+    "value_distance",
     "BACKENDS",
     "available_backends",
     "get_backend",

@@ -92,28 +92,45 @@ class CBackend:
         self._ffi = module.ffi
         self._lib = module.lib
         self._null = module.ffi.NULL
+        # per-signature parameter arrays (codes, active flags, ulp parameters): the fuzzer
+        # compares the same few dtype combinations over and over; the C side only reads them
+        self._params: dict[tuple, tuple] = {}
 
     @classmethod
     def load(cls) -> "CBackend":
         return cls(load_ccompare())
 
+    def _param_arrays(self, codes, active, ulp_scale, ulp_min) -> tuple:
+        key = (codes, active, ulp_scale, ulp_min)
+        params = self._params.get(key)
+        if params is None:
+            ffi = self._ffi
+            params = (ffi.new("int[]", list(codes)), ffi.new("unsigned char[]", list(active)),
+                      ffi.new("double[]", list(ulp_scale)), ffi.new("double[]", list(ulp_min)))
+            if len(self._params) >= 4096:  # bounded; signatures are few in practice
+                self._params.clear()
+            self._params[key] = params
+        return params
+
     def run(self, arrays, codes, active, n, ref, domain, rtol, atol, signed_zero, ulp_scale,
             ulp_min):
-        """Kernel call; returns (counts: 5 ints per member, maxima: 4 floats per member)."""
+        """Kernel call; returns (counts: 5 ints per member, maxima: 4 floats per member).
+
+        ``codes``, ``active``, ``ulp_scale`` and ``ulp_min`` are tuples (hashable)."""
         ffi = self._ffi
         k = len(arrays)
+        c_codes, c_active, c_scale, c_min = self._param_arrays(codes, active, ulp_scale, ulp_min)
         from_buffer = ffi.from_buffer
         null = self._null
         data = ffi.new("void *[]", [from_buffer(a) if act else null for a, act in zip(arrays, active)])
         counts = ffi.new("int64_t[]", 5 * k)
         maxima = ffi.new("double[]", 4 * k)
-        rc = self._lib.xc_compare(k, data, ffi.new("int[]", codes), ffi.new("unsigned char[]", active),
-                                  n, ref, domain, rtol, atol, signed_zero,
-                                  ffi.new("double[]", ulp_scale), ffi.new("double[]", ulp_min),
-                                  counts, maxima)
+        rc = self._lib.xc_compare(k, data, c_codes, c_active, n, ref, domain, rtol, atol,
+                                  signed_zero, c_scale, c_min, counts, maxima)
         if rc != 0:
-            raise MemoryError("xc_compare: out of memory") if rc == -2 else \
-                BackendUnavailableError(f"xc_compare rejected its arguments (rc={rc})")
+            if rc == -2:
+                raise MemoryError("xc_compare: out of memory")
+            raise BackendUnavailableError(f"xc_compare rejected its arguments (rc={rc})")
         return ffi.unpack(counts, 5 * k), ffi.unpack(maxima, 4 * k)
 
     def bytes_equal(self, arrays, nbytes: int) -> bool:

@@ -18,6 +18,7 @@ import ml_dtypes
 import numpy as np
 
 from xamt.compare.errors import ToleranceError
+from xamt.compare.tolerance import Tolerance
 
 __all__ = ["DtypeInfo", "dtype_info", "default_tolerances", "KINDS", "Code"]
 
@@ -43,6 +44,8 @@ class DtypeInfo:
     ulp_scale: float  # 2**(1 - p) of the member's own precision p; 0 for integers and bool
     ulp_min: float  # 2**(emin + 1 - p), the spacing of its subnormals; 1 for integers and bool
     tol: tuple[float, float]  # default (rtol, atol)
+    label: str  # str(dtype) of the member, for reports
+    default_tol: Tolerance  # ``tol`` as a Tolerance (shared, so the front end need not build one)
 
 
 @functools.cache
@@ -73,6 +76,11 @@ _INT_ULP = (0.0, 1.0)
 _EXACT = (0.0, 0.0)
 
 
+@functools.cache
+def _tolerance(pair: tuple[float, float]) -> Tolerance:
+    return Tolerance(*pair)
+
+
 def _build_table() -> dict[np.dtype, DtypeInfo]:
     tols = default_tolerances()
     table: dict[np.dtype, DtypeInfo] = {}
@@ -80,7 +88,8 @@ def _build_table() -> dict[np.dtype, DtypeInfo]:
     def add(dt, kind, code, ulp, tol_name=None, convert=None, name=None):
         dt = np.dtype(dt)
         tol = tols.get(tol_name or dt.name, _EXACT)
-        table[dt] = DtypeInfo(name or dt.name, kind, code, convert, ulp[0], ulp[1], tol)
+        table[dt] = DtypeInfo(name or dt.name, kind, code, convert, ulp[0], ulp[1], tol, str(dt),
+                              _tolerance(tol))
 
     add(np.bool_, "bool", Code.BOOL, _INT_ULP)
     for t, c in ((np.int8, Code.I8), (np.int16, Code.I16), (np.int32, Code.I32),
@@ -150,7 +159,8 @@ def _slow_info(dt: np.dtype, table: dict[np.dtype, DtypeInfo]) -> DtypeInfo:
         native = table.get(nat)
         if native is not None:  # same values, converted to native byte order first
             return DtypeInfo(native.name, native.kind, native.code, native.convert or nat,
-                             native.ulp_scale, native.ulp_min, native.tol)
+                             native.ulp_scale, native.ulp_min, native.tol, str(dt),
+                             native.default_tol)
     # strings, bytes, objects, datetimes, structured records: compared for exact equality
     return DtypeInfo(dt.str if dt.names is None else "structured", "other", Code.OTHER, None,
-                     0.0, 1.0, _EXACT)
+                     0.0, 1.0, _EXACT, str(dt), _tolerance(_EXACT))

@@ -16,8 +16,14 @@ import numpy as np
 
 from xamt.compare.dtypes import DtypeInfo, dtype_info
 from xamt.compare.errors import BackendUnavailableError, CompareUsageError
-from xamt.compare.report import PATTERN_PENALTY, SIGNED_ZERO_UNITS, GroupReport, MemberReport
-from xamt.compare.tolerance import resolve_tolerance
+from xamt.compare.report import (
+    PATTERN_PENALTY,
+    SIGNED_ZERO_UNITS,
+    GroupReport,
+    MemberReport,
+    value_distance,
+)
+from xamt.compare.tolerance import Tolerance, resolve_tolerance
 
 __all__ = ["compare_group", "get_backend", "available_backends", "BACKENDS"]
 
@@ -74,6 +80,8 @@ def _c_or_none():
 
 
 def _pick_backend(name: str, elements: int):
+    """The backend for a call: the named one, or for "auto" the fastest available (see
+    ``bench/compare_bench.py``: C wins at every size; numba only above NUMBA_MIN_ELEMENTS)."""
     if name == "auto":
         c = _c_or_none()
         if c is not None:
@@ -84,9 +92,6 @@ def _pick_backend(name: str, elements: int):
             except BackendUnavailableError:
                 pass
         return get_backend("numpy")
-    if name not in BACKENDS:
-        raise CompareUsageError(
-            f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)} or auto")
     return get_backend(name)
 
 
@@ -170,13 +175,15 @@ def compare_group(outputs, reference=None, tol=None, signed_zero=False, backend=
 
     Raises :class:`CompareUsageError` for bad arguments, never for differences in the data.
     """
+    if isinstance(outputs, np.ndarray):
+        raise CompareUsageError("outputs must be a sequence of arrays, not one array")
     try:
         k = len(outputs)
     except TypeError:
         raise CompareUsageError("outputs must be a sequence of arrays") from None
     if k < 2:
         raise CompareUsageError(f"compare_group needs at least 2 outputs, got {k}")
-    arrays = [_as_array(o) for o in outputs]
+    arrays = [o if type(o) is np.ndarray else _as_array(o) for o in outputs]
     if reference is not None:
         if isinstance(reference, bool) or not isinstance(reference, (int, np.integer)):
             raise CompareUsageError(f"reference must be an index or None, got {reference!r}")
@@ -184,87 +191,114 @@ def compare_group(outputs, reference=None, tol=None, signed_zero=False, backend=
             raise CompareUsageError(f"reference {reference} out of range for {k} outputs")
         reference = int(reference) % k
     signed_zero = bool(signed_zero)
-    infos = [dtype_info(a.dtype) for a in arrays]
+    if backend != "auto" and backend not in BACKENDS:
+        raise CompareUsageError(
+            f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)} or auto")
     a0 = arrays[0]
     shape0, dt0 = a0.shape, a0.dtype
-
     uniform = True
     for a in arrays:
         if a.shape != shape0 or a.dtype != dt0:
             uniform = False
             break
+
     if uniform:  # the fuzzer's usual case: one shape, one dtype
+        info = dtype_info(dt0)
+        infos = [info] * k
         ref_shape = shape0
-        active = [True] * k
+        active = (True,) * k
+        ref_kind = info.kind
+        kind_ok = active
+        kinds = {info.kind}
         act_infos = infos
-        ref_kind = infos[0].kind
-        kind_ok = [True] * k
+        labels = [info.label] * k
     else:
+        infos = [dtype_info(a.dtype) for a in arrays]
         shapes = [a.shape for a in arrays]
         ref_shape = shapes[reference] if reference is not None else _majority(shapes)
-        active = [s == ref_shape for s in shapes]
+        active = tuple(s == ref_shape for s in shapes)
         act_infos = [inf for inf, act in zip(infos, active) if act]
-        kinds = [inf.kind for inf in infos]
-        ref_kind = kinds[reference] if reference is not None else _majority(kinds)
-        kind_ok = [kd == ref_kind for kd in kinds]
+        all_kinds = [inf.kind for inf in infos]
+        ref_kind = all_kinds[reference] if reference is not None else _majority(all_kinds)
+        kind_ok = tuple(kd == ref_kind for kd in all_kinds)
+        kinds = {inf.kind for inf in act_infos}
+        labels = [inf.label for inf in infos]
 
-    domain = "float"
-    act_kinds = {inf.kind for inf in act_infos}
-    if "other" in act_kinds:
+    if "other" in kinds:
         domain = "opaque"
-    elif "complex" in act_kinds:
+    elif "complex" in kinds:
         domain = "complex"
-    elif "float" not in act_kinds:
+    elif "float" in kinds:
+        domain = "float"
+    else:
         domain = "int"
-    tolerance = resolve_tolerance(tol, act_infos)
+    tolerance = tol if type(tol) is Tolerance else resolve_tolerance(tol, act_infos)
     n = math.prod(ref_shape)
     ref_rule = "index" if reference is not None else "median"
     if domain == "opaque" and reference is None:
         reference, ref_rule = active.index(True), "first"
 
-    if uniform and n and _bytes_equal(arrays, n * dt0.itemsize if dt0.itemsize else 0):
-        counts = [0, 0, 0, 0, -1] * k
-        maxima = [0.0] * (4 * k)
+    if uniform and n and _bytes_equal(arrays, n * dt0.itemsize):
+        counts = None
         used = "identical"
     elif domain == "opaque":
         counts, maxima = _opaque_compare(arrays, active, reference, n)
         used = "opaque"
     else:
         be = _pick_backend(backend, n * len(act_infos))
-        kernel_arrays = [_kernel_array(a, inf) if act else a
-                         for a, inf, act in zip(arrays, infos, active)]
-        counts, maxima = be.run(kernel_arrays, [inf.code for inf in infos], active, n,
+        if uniform:
+            info = infos[0]
+            if info.convert is None:
+                kernel_arrays = [a if a.flags.c_contiguous else np.ascontiguousarray(a)
+                                 for a in arrays]
+            else:
+                kernel_arrays = [_kernel_array(a, info) for a in arrays]
+            codes = (info.code,) * k
+            scales = (info.ulp_scale,) * k
+            mins = (info.ulp_min,) * k
+        else:
+            kernel_arrays = [_kernel_array(a, inf) if act else a
+                             for a, inf, act in zip(arrays, infos, active)]
+            codes = tuple(inf.code for inf in infos)
+            scales = tuple(inf.ulp_scale for inf in infos)
+            mins = tuple(inf.ulp_min for inf in infos)
+        counts, maxima = be.run(kernel_arrays, codes, active, n,
                                 -1 if reference is None else reference, _DOMAINS[domain],
-                                tolerance.rtol, tolerance.atol, signed_zero,
-                                [inf.ulp_scale for inf in infos], [inf.ulp_min for inf in infos])
+                                tolerance.rtol, tolerance.atol, signed_zero, scales, mins)
         used = be.name
     if backend != "auto" and used in ("identical", "opaque"):
-        _pick_backend(backend, 0)  # still reject an unknown or unavailable backend name
+        get_backend(backend)  # still reject a backend that cannot run here
 
     members = []
     append = members.append
     dispersion = 0.0
     agree = True
     big = PATTERN_PENALTY
-    for i in range(k):
-        a = arrays[i]
-        if not active[i]:
-            dist = big * (n if n > 0 else 1)
-            append(MemberReport(i, str(a.dtype), a.shape, False, kind_ok[i], 0, 0, 0, 0,
-                                _NAN, _NAN, _NAN, _NAN, None, dist))
-            agree = False
-        else:
-            c0, c1, c2, c3, first = counts[5 * i:5 * i + 5]
-            m0, m1, m2, m3 = maxima[4 * i:4 * i + 4]
-            if domain == "opaque":
-                dist = big * c3
-            else:
-                dist = (m3 if m3 < big else big) + big * (c0 + c1) + SIGNED_ZERO_UNITS * c2
-            if c0 or c1 or c2 or c3 or not kind_ok[i]:
+    if counts is None:  # bitwise identical: nothing differs
+        for i in range(k):
+            append(MemberReport(i, labels[i], shape0, True, True))
+    else:
+        for i in range(k):
+            if not active[i]:
+                dist = big * (n if n > 0 else 1)
+                append(MemberReport(i, labels[i], arrays[i].shape, False, kind_ok[i], 0, 0, 0, 0,
+                                    _NAN, _NAN, _NAN, _NAN, None, dist))
                 agree = False
-            append(MemberReport(i, str(a.dtype), a.shape, True, kind_ok[i], c0, c1, c2, c3,
-                                m0, m1, m2, m3, None if first < 0 else first, dist))
-        dispersion += dist
+            else:
+                j = 5 * i
+                c0, c1, c2, c3, first = counts[j:j + 5]
+                j = 4 * i
+                m0, m1, m2, m3 = maxima[j:j + 4]
+                if domain == "opaque":
+                    dist = big * c3
+                else:
+                    dist = ((m3 if m3 <= 1.0 else value_distance(m3)) + big * (c0 + c1)
+                            + SIGNED_ZERO_UNITS * c2)
+                if c0 or c1 or c2 or c3 or not kind_ok[i]:
+                    agree = False
+                append(MemberReport(i, labels[i], ref_shape, True, kind_ok[i], c0, c1, c2, c3,
+                                    m0, m1, m2, m3, None if first < 0 else first, dist))
+            dispersion += dist
 
     outlier = None
     if not agree:
@@ -275,7 +309,5 @@ def compare_group(outputs, reference=None, tol=None, signed_zero=False, backend=
         if best == 0.0:  # only kinds differ
             outlier = next(m.index for m in members if not m.agree)
     return GroupReport(agree, tuple(members), reference if ref_rule != "median" else None,
-                       ref_rule, ref_shape, ref_kind,
-                       "opaque" if domain == "opaque" else domain, tolerance, signed_zero,
+                       ref_rule, ref_shape, ref_kind, domain, tolerance, signed_zero,
                        dispersion, outlier, used)
-

@@ -6,13 +6,29 @@ from dataclasses import dataclass, field
 
 from xamt.compare.tolerance import Tolerance
 
-__all__ = ["MemberReport", "GroupReport", "PATTERN_PENALTY", "SIGNED_ZERO_UNITS"]
+__all__ = ["MemberReport", "GroupReport", "PATTERN_PENALTY", "SIGNED_ZERO_UNITS", "value_distance"]
 
-#: Dispersion added per element whose NaN / infinity pattern differs from the reference, the cap
-#: of a member's value distance, and (times the element count) the cost of a wrong shape.
+#: Dispersion added per element whose NaN / infinity pattern differs from the reference, and
+#: (times the element count) the cost of a wrong shape.
 PATTERN_PENALTY = 1.0e6
 #: Dispersion added per signed-zero mismatch (only counted with ``signed_zero=True``).
 SIGNED_ZERO_UNITS = 1.0
+#: Largest value distance: ``1 + log2`` of the largest finite ratio of two doubles is below 2100.
+VALUE_DISTANCE_CAP = 4096.0
+
+
+def value_distance(units: float) -> float:
+    """A member's value distance from its largest difference in tolerance units ``u``.
+
+    ``u`` itself up to 1 (within tolerance), ``1 + log2(u)`` beyond, ``VALUE_DISTANCE_CAP`` for
+    an infinite ``u``: monotone, so the farthest member stays the farthest, and bounded far
+    below ``PATTERN_PENALTY``, so one wild value never outweighs a NaN/inf pattern change.
+    """
+    if units <= 1.0:
+        return units
+    if units < math.inf:
+        return 1.0 + math.log2(units)
+    return VALUE_DISTANCE_CAP
 
 
 @dataclass(slots=True)

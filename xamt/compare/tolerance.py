@@ -4,11 +4,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from xamt.compare.dtypes import DtypeInfo
 from xamt.compare.errors import ToleranceError
+
+if TYPE_CHECKING:  # dtypes imports this module
+    from xamt.compare.dtypes import DtypeInfo
 
 __all__ = ["Tolerance", "resolve_tolerance"]
 
@@ -52,7 +55,7 @@ def _dtype_name(key: object) -> str:
         raise ToleranceError(f"tolerance mapping key {key!r} is not a dtype") from None
 
 
-def resolve_tolerance(tol: object, infos: Sequence[DtypeInfo]) -> Tolerance:
+def resolve_tolerance(tol: object, infos: Sequence["DtypeInfo"]) -> Tolerance:
     """The group tolerance: the largest rtol and the largest atol over the members' dtypes.
 
     ``tol`` is None (defaults per dtype), a :class:`Tolerance` or (rtol, atol) pair (applies to
@@ -60,6 +63,9 @@ def resolve_tolerance(tol: object, infos: Sequence[DtypeInfo]) -> Tolerance:
     dtypes it names.
     """
     if tol is None:
+        first = infos[0].default_tol
+        if all(info.default_tol is first for info in infos):
+            return first
         rtol = atol = 0.0
         for info in infos:
             r, a = info.tol
