@@ -10,10 +10,13 @@ __all__ = ["infer_category", "compatible", "partition"]
 
 def infer_category(canonical: str, namespace: str, data: MatchingData) -> str:
     """Category of an API from its canonical name and the namespace it was mined from."""
+    ns_tokens = set(re.split(r"[._]", namespace.lower()))
+    for tokens, category in data.category_namespaces_first:
+        if tokens <= ns_tokens:
+            return category
     for pattern, category in data.category_overrides:
         if pattern.search(canonical):
             return category
-    ns_tokens = set(re.split(r"[._]", namespace.lower()))
     for tokens, category in data.category_namespaces:
         if tokens <= ns_tokens:
             return category

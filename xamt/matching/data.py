@@ -71,6 +71,8 @@ class MatchingData:
     hard_categories: frozenset[str]
     soft_categories: frozenset[str]
     excluded_categories: frozenset[str]
+    status_only_categories: frozenset[str]
+    category_namespaces_first: tuple[tuple[frozenset[str], str], ...]
     category_overrides: tuple[tuple[re.Pattern[str], str], ...]
     category_namespaces: tuple[tuple[frozenset[str], str], ...]
     category_terms: tuple[tuple[str, frozenset[str]], ...]
@@ -163,6 +165,11 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
     for i, entry in enumerate(cat.get("namespace", [])):
         tokens = _str_list(entry.get("tokens"), "categories.toml", f"[[namespace]] #{i}.tokens")
         namespaces.append((frozenset(tokens), str(entry.get("category"))))
+    namespaces_first = []
+    for i, entry in enumerate(cat.get("namespace_first", [])):
+        tokens = _str_list(entry.get("tokens"), "categories.toml",
+                           f"[[namespace_first]] #{i}.tokens")
+        namespaces_first.append((frozenset(tokens), str(entry.get("category"))))
     terms = tuple(
         (name, frozenset(_str_list(words, "categories.toml", f"[terms].{name}")))
         for name, words in cat.get("terms", {}).items()
@@ -170,7 +177,7 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
     hard = frozenset(_str_list(cat.get("hard", []), "categories.toml", "hard"))
     soft = frozenset(_str_list(cat.get("soft", []), "categories.toml", "soft"))
     excluded = frozenset(_str_list(cat.get("excluded", []), "categories.toml", "excluded"))
-    for _, c in [*overrides, *namespaces]:
+    for _, c in [*overrides, *namespaces, *namespaces_first]:
         _expect(c in hard or c in soft, "categories.toml", f"category {c!r} is neither hard nor soft")
     for c, _ in terms:
         _expect(c in hard or c in soft, "categories.toml", f"category {c!r} is neither hard nor soft")
@@ -220,6 +227,9 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
         strip_suffixes=tuple(_str_list(canon.get("strip_suffixes", []), "aliases.toml",
                                        "strip_suffixes")),
         hard_categories=hard, soft_categories=soft, excluded_categories=excluded,
+        status_only_categories=frozenset(_str_list(cat.get("status_only", []), "categories.toml",
+                                                   "status_only")),
+        category_namespaces_first=tuple(namespaces_first),
         category_overrides=tuple(overrides), category_namespaces=tuple(namespaces),
         category_terms=terms,
         control_names=frozenset(_str_list(ro.get("control", []), "roles.toml", "control")),

@@ -226,9 +226,12 @@ def measure(groups: list[CandidateGroup], catalogs: dict[str, LibraryCatalog],
         labels = {tuple(sorted(e["pair"])): e["label"] for e in gt.labelled["pairs"]}
         judged = [p for p in cand if p in labels]
         ok = [p for p in judged if labels[p] == "equivalent"]
+        counts = gt.labelled.get("counts", {})
         report["precision_labelled_sample"] = {
             "labelled": len(labels), "still_candidates": len(judged), "correct": len(ok),
             "precision": len(ok) / len(judged) if judged else 0.0,
+            # as the sample was drawn, before the fixes it prompted (the unbiased estimate)
+            "precision_as_drawn": counts.get("equivalent", 0) / len(labels) if labels else 0.0,
         }
     report["candidate_pairs"] = len(cand)
     return report
