@@ -1,0 +1,94 @@
+import numpy as np
+import pytest
+
+pytest.importorskip("xamt.compare")
+
+from xamt.findings import FindingClass
+from xamt.triage.classify import classify_value, flush_subnormals
+
+F32_SUB = np.float32(1e-44)
+
+
+def cls(outputs, outlier, ref, inputs, **kw):
+    return classify_value(outputs, outlier, ref, inputs, **kw).finding_class
+
+
+def test_shape_difference_is_a_default():
+    ref = np.zeros((2, 1), np.float32)
+    assert cls([ref, np.zeros(2, np.float32)], 1, ref, {"x": np.ones((2, 3))}) is FindingClass.DEFAULT
+
+
+def test_constant_factor_is_a_default():
+    x = np.array([1.0, 2.0, 3.0, 5.0])
+    ref = x * 2.0
+    out = ref * np.sqrt(4 / 3)  # population vs sample statistic
+    assert cls([ref, out], 1, ref, {"x": x}) is FindingClass.DEFAULT
+
+
+def test_nan_pattern_with_nan_input():
+    x = np.array([1.0, np.nan, 3.0])
+    ref = np.array([1.0, np.nan, 3.0])
+    out = np.array([1.0, 0.0, 3.0])
+    assert cls([ref, out], 1, ref, {"x": x}) is FindingClass.NAN
+
+
+def test_nan_ordering_with_nan_input():
+    x = np.array([3.0, np.nan, 1.0])
+    ref = np.array([1.0, 3.0, np.nan])
+    out = np.array([np.nan, 1.0, 3.0])
+    assert cls([ref, out], 1, ref, {"x": x}) is FindingClass.NAN
+
+
+def test_subnormal_via_rerun_with_flushed_inputs():
+    x = np.array([1.0, F32_SUB, 2.0], np.float32)
+    with np.errstate(divide="ignore", over="ignore"):
+        ref = 1.0 / x
+        out = 1.0 / flush_subnormals({"x": x})["x"]
+
+    def rerun(inputs):
+        with np.errstate(divide="ignore", over="ignore"):
+            return 1.0 / inputs["x"]
+
+    with np.errstate(divide="ignore"):
+        assert cls([ref, out], 1, ref, {"x": x}, rerun_reference=rerun) is FindingClass.SUBNORMAL
+
+
+def test_subnormal_elementwise_without_rerun():
+    x = np.array([1.0, F32_SUB, 2.0], np.float32)
+    ref = np.array([1.0, 5.0, 2.0], np.float32)
+    out = np.array([1.0, np.inf, 2.0], np.float32)
+    assert cls([ref, out], 1, ref, {"x": x}) is FindingClass.SUBNORMAL
+
+
+def test_integer_overflow_is_promotion():
+    x = np.array([100, 50, 7], np.int8)
+    ref = x.astype(np.int64) * 3           # exact
+    out = (x * np.int8(3))                 # wraps in int8
+    with np.errstate(over="ignore"):
+        assert cls([ref, out], 1, ref, {"x": x}) is FindingClass.PROMOTION
+
+
+def test_precision_only():
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    ref = np.exp(x.astype(np.float64))
+    out = (ref * (1 + np.array([1e-4, -2e-4, 0]))).astype(np.float32)
+    assert cls([ref, out], 1, ref, {"x": x}) is FindingClass.PRECISION
+
+
+def test_repeated_value_is_not_a_constant_factor():
+    x = np.array([2.0, 2.0])
+    ref = np.array([4.0, 4.0])
+    assert cls([ref, ref * 3], 1, ref, {"x": x}) is FindingClass.VALUE
+
+
+def test_plain_value_difference():
+    x = np.array([1.0, 2.0, 3.0])
+    ref = np.array([1.0, 4.0, 9.0])
+    out = np.array([1.0, 4.0, -9.0])
+    assert cls([ref, out], 1, ref, {"x": x}) is FindingClass.VALUE
+
+
+def test_flush_keeps_sign_and_normals():
+    x = np.array([-F32_SUB, F32_SUB, 1.0], np.float32)
+    f = flush_subnormals({"x": x})["x"]
+    assert f[0] == 0 and np.signbit(f[0]) and f[1] == 0 and not np.signbit(f[1]) and f[2] == 1.0

@@ -1,0 +1,194 @@
+"""Classify a value divergence from its evidence (inputs and outputs), never from API names.
+
+Given a group's outputs on one input, the index of the outlier member and of the reference (the
+float64 evaluation where one exists, else a member or the median), :func:`classify_value` decides
+which :class:`~xamt.findings.FindingClass` the divergence belongs to. The checks run in this
+order, and the first that holds wins:
+
+1. ``default``   — shapes differ (a keepdims / axis default), or every finite element of the
+                   outlier is the reference times one constant factor other than 1 (a ddof-like
+                   default);
+2. ``nan``       — the inputs hold NaN and the outlier differs in its NaN pattern, or differs
+                   only in the order of its elements (NaN ordering in sorts / arg-reductions);
+3. ``subnormal`` — the inputs hold subnormal numbers and, where a re-run is possible, the
+                   reference evaluated on the inputs flushed to zero agrees with the outlier;
+                   without a re-run, the differing elements are where the flushed and unflushed
+                   inputs differ (elementwise case);
+4. ``promotion`` — the outlier's dtype differs from the reference's and the reference cast to the
+                   outlier's dtype (with wrap-around or overflow to inf) agrees with it;
+5. ``precision`` — the outlier agrees with the reference under a looser tolerance;
+6. ``value``     — anything else.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from xamt.compare import Tolerance, compare_group
+from xamt.findings import FindingClass
+
+__all__ = ["Classification", "classify_value", "LOOSE_TOLERANCE", "flush_subnormals"]
+
+#: "agrees under a looser tolerance": the bounds differential fuzzers use in practice
+#: (NNSmith, TitanFuzz: rtol 1e-2, atol 1e-3), see research/anchors.md §4.1.
+LOOSE_TOLERANCE = Tolerance(rtol=1e-2, atol=1e-3)
+
+
+@dataclass(frozen=True)
+class Classification:
+    """The class decided and the piece of evidence that decided it."""
+
+    finding_class: FindingClass
+    why: str
+
+
+def _smallest_normal(dt: np.dtype) -> float | None:
+    if dt.kind not in "fc":
+        return None
+    if dt.name == "bfloat16":
+        import ml_dtypes
+
+        return float(ml_dtypes.finfo(dt).smallest_normal)
+    base = np.dtype(np.float32) if dt == np.complex64 else np.dtype(np.float64) if dt.kind == "c" else dt
+    return float(np.finfo(base).smallest_normal)
+
+
+def _subnormal_mask(a: np.ndarray) -> np.ndarray:
+    tiny = _smallest_normal(a.dtype)
+    if tiny is None:
+        return np.zeros(a.shape, dtype=bool)
+    if a.dtype.kind == "c":
+        z = a.astype(np.complex128)
+        return ((np.abs(z.real) < tiny) & (z.real != 0)) | ((np.abs(z.imag) < tiny) & (z.imag != 0))
+    mag = np.abs(a.astype(np.float64))
+    return (mag < tiny) & (mag != 0)
+
+
+def flush_subnormals(inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Copies of ``inputs`` with subnormal numbers replaced by zero of the same sign."""
+    out = {}
+    for k, v in inputs.items():
+        a = np.asarray(v)
+        mask = _subnormal_mask(a)
+        if mask.any():
+            a = a.copy()
+            a[mask] = np.copysign(0, a[mask].astype(np.float64)).astype(a.dtype) if a.dtype.kind == "f" else 0
+        out[k] = a
+    return out
+
+
+def _agree(a: np.ndarray, b: np.ndarray, tol: Tolerance | None = None) -> bool:
+    return compare_group([b, a], reference=0, tol=tol).agree
+
+
+def _has_nan(inputs: Mapping[str, np.ndarray]) -> bool:
+    for v in inputs.values():
+        a = np.asarray(v)
+        if a.dtype.kind == "c" and (np.isnan(a.real).any() or np.isnan(a.imag).any()):
+            return True
+        if a.dtype.kind == "f" or a.dtype.name == "bfloat16":
+            if np.isnan(a.astype(np.float64)).any():
+                return True
+    return False
+
+
+def _nan_pattern_differs(a: np.ndarray, ref: np.ndarray) -> bool:
+    if a.shape != ref.shape or a.dtype.kind not in "fc" and a.dtype.name != "bfloat16":
+        return False
+    an = np.isnan(a.astype(np.complex128)) if a.dtype.kind == "c" else np.isnan(a.astype(np.float64))
+    if ref.dtype.kind not in "fc" and ref.dtype.name != "bfloat16":
+        return bool(an.any())
+    rn = np.isnan(ref.astype(np.complex128)) if ref.dtype.kind == "c" else np.isnan(ref.astype(np.float64))
+    return bool((an != rn).any())
+
+
+def _order_only(a: np.ndarray, ref: np.ndarray) -> bool:
+    if a.shape != ref.shape or a.size < 2:
+        return False
+    sa = np.sort(a.astype(np.float64).reshape(-1)) if a.dtype.kind != "c" else None
+    sr = np.sort(ref.astype(np.float64).reshape(-1)) if ref.dtype.kind != "c" else None
+    if sa is None or sr is None:
+        return False
+    return _agree(sa, sr)
+
+
+def _constant_factor(a: np.ndarray, ref: np.ndarray) -> float | None:
+    if a.shape != ref.shape or a.dtype.kind not in "fiu" or ref.dtype.kind not in "fiu":
+        return None
+    x = a.astype(np.float64).reshape(-1)
+    r = ref.astype(np.float64).reshape(-1)
+    ok = np.isfinite(x) & np.isfinite(r) & (r != 0)
+    # one repeated value says nothing about a factor: need two distinct reference values
+    if ok.sum() < 2 or np.unique(r[ok]).size < 2:
+        return None
+    ratios = x[ok] / r[ok]
+    c = float(np.median(ratios))
+    if not np.isfinite(c) or abs(c - 1.0) < 1e-3 or c == 0:
+        return None
+    if np.allclose(ratios, c, rtol=1e-5, atol=0):
+        return c
+    return None
+
+
+def _diffs_within_subnormal_positions(
+    a: np.ndarray, ref: np.ndarray, inputs: Mapping[str, np.ndarray]
+) -> bool:
+    """Elementwise case: inputs shaped like the output, differences only at their subnormals."""
+    with np.errstate(invalid="ignore"):
+        x, r = a.astype(np.complex128), ref.astype(np.complex128)
+        differ = (x != r) & ~(np.isnan(x) & np.isnan(r))
+    if not differ.any():
+        return False
+    masks = [_subnormal_mask(np.asarray(v)) for v in inputs.values() if np.shape(v) == a.shape]
+    if not masks:
+        return False
+    sub = np.logical_or.reduce(masks)
+    return bool(sub.any() and not (differ & ~sub).any())
+
+
+def classify_value(
+    outputs: Sequence[np.ndarray],
+    outlier: int,
+    reference: np.ndarray,
+    inputs: Mapping[str, np.ndarray],
+    *,
+    rerun_reference: Callable[[dict[str, np.ndarray]], np.ndarray | None] | None = None,
+) -> Classification:
+    """Class of the divergence of ``outputs[outlier]`` from ``reference`` on ``inputs``.
+
+    ``rerun_reference(inputs)``, when given, evaluates the reference on other inputs (through the
+    sandbox) and returns its output or None; it is used for the flush-to-zero experiment.
+    """
+    a = np.asarray(outputs[outlier])
+    ref = np.asarray(reference)
+    if a.shape != ref.shape:
+        return Classification(FindingClass.DEFAULT, f"shape {a.shape} vs reference {ref.shape}")
+    c = _constant_factor(a, ref)
+    if c is not None:
+        return Classification(FindingClass.DEFAULT, f"outlier = {c:.6g} x reference on every element")
+    if _has_nan(inputs):
+        if _nan_pattern_differs(a, ref):
+            return Classification(FindingClass.NAN, "NaN in the inputs; NaN positions differ")
+        if _order_only(a, ref):
+            return Classification(FindingClass.NAN, "NaN in the inputs; same values in another order")
+    flushed = flush_subnormals(inputs)
+    if any(not np.array_equal(flushed[k], np.asarray(v), equal_nan=True) for k, v in inputs.items()):
+        if rerun_reference is not None:
+            ftz = rerun_reference(flushed)
+            if ftz is not None and np.asarray(ftz).shape == a.shape and _agree(a, np.asarray(ftz)):
+                return Classification(
+                    FindingClass.SUBNORMAL, "reference on inputs flushed to zero matches the outlier")
+        elif _diffs_within_subnormal_positions(a, ref, inputs):
+            return Classification(
+                FindingClass.SUBNORMAL, "every differing element sits where an input is subnormal")
+    if a.dtype != ref.dtype and a.dtype.kind in "fiuc" and ref.dtype.kind in "fiucb":
+        with np.errstate(all="ignore"):
+            cast = ref.astype(a.dtype)
+        if _agree(a, cast):
+            return Classification(
+                FindingClass.PROMOTION, f"reference cast to {a.dtype} matches the outlier ({ref.dtype} vs {a.dtype})")
+    if _agree(a, ref, LOOSE_TOLERANCE):
+        return Classification(FindingClass.PRECISION, "agrees under rtol=1e-2, atol=1e-3")
+    return Classification(FindingClass.VALUE, "differs beyond the loose tolerance")
