@@ -24,7 +24,7 @@
 #include <string.h>
 
 #define CH 256    /* elements per chunk */
-#define LANES 8   /* independent partial maxima, so the max reductions vectorise */
+#define LANES 8   /* independent accumulators of xc_read_sum, so the sum vectorises */
 
 /* Clone the vectorisable loops for AVX2 and AVX-512 machines; the loader picks one at run time
  * (GNU ifunc), so the extension stays portable to any x86-64 while using the wide units here. */
@@ -103,16 +103,26 @@ static inline double bf2d(uint16_t h)
     return (double)f;
 }
 
-/* Update the four maxima with one finite pair at distance d. */
+/* Update the four maxima with one finite pair at distance d. A quotient d/f can only exceed the
+ * running maximum M when d >= RN(M * f) (rounding is monotone; a NaN product, inf * 0, belongs
+ * to M = inf or to f = inf and is divided out), so most divisions are skipped. */
 static inline void upd_stats(acc_t *A, double d, double ab, double tau, double ulp)
 {
     if (d > A->mx[0]) A->mx[0] = d;
     if (d > 0.0) {
-        double r = d / ab, u = d / ulp, t = d / tau;
-        if (t != t) t = 1.0; /* inf / inf: an overflowing difference within an infinite tolerance */
-        if (r > A->mx[1]) A->mx[1] = r;
-        if (u > A->mx[2]) A->mx[2] = u;
-        if (t > A->mx[3]) A->mx[3] = t;
+        if (!(d < A->mx[1] * ab)) {
+            double r = d / ab;
+            if (r > A->mx[1]) A->mx[1] = r;
+        }
+        if (!(d < A->mx[2] * ulp)) {
+            double u = d / ulp;
+            if (u > A->mx[2]) A->mx[2] = u;
+        }
+        if (!(d < A->mx[3] * tau)) {
+            double t = d / tau;
+            if (t != t) t = 1.0; /* inf / inf: an overflowing difference, infinite tolerance */
+            if (t > A->mx[3]) A->mx[3] = t;
+        }
     }
 }
 

@@ -209,20 +209,25 @@ def _int_less(an, am, bn, bm):
 
 @njit(inline="always", error_model="numpy")
 def _upd_stats(mx, a, d, ab, tau, ulp):
+    # A quotient d/f can only exceed the running maximum M if d >= RN(M * f) (rounding is
+    # monotone), so most divisions are skipped; the maxima are those of dividing every time.
     if d > mx[a, 0]:
         mx[a, 0] = d
     if d > 0.0:
-        r = d / ab
-        u = d / ulp
-        t = d / tau
-        if t != t:
-            t = 1.0
-        if r > mx[a, 1]:
-            mx[a, 1] = r
-        if u > mx[a, 2]:
-            mx[a, 2] = u
-        if t > mx[a, 3]:
-            mx[a, 3] = t
+        if not d < mx[a, 1] * ab:
+            r = d / ab
+            if r > mx[a, 1]:
+                mx[a, 1] = r
+        if not d < mx[a, 2] * ulp:
+            u = d / ulp
+            if u > mx[a, 2]:
+                mx[a, 2] = u
+        if not d < mx[a, 3] * tau:
+            t = d / tau
+            if t != t:
+                t = 1.0
+            if t > mx[a, 3]:
+                mx[a, 3] = t
 
 
 @njit(inline="always", error_model="numpy")
