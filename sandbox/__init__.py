@@ -1,1 +1,23 @@
-"""Crash-safe forked executor pool."""
+"""sandbox: a crash-safe executor for calls into native libraries.
+
+Tasks in, outcomes out::
+
+    from sandbox import SandboxPool, Task
+    with SandboxPool(preload=("numpy",), workers=2, timeout=10.0) as pool:
+        outcome = pool.run([Task("numpy:sum", args=(x,), kwargs={"axis": 1})])[0]
+
+See :class:`SandboxPool`, :class:`Task` and :class:`Outcome`. The package knows nothing of the
+code that uses it.
+"""
+from .errors import (
+    ConfigError, DecodeError, EncodeError, PoolClosedError, ProtocolError, ResolveError, SandboxError,
+    TaskError, WorkerStartError, ZygoteError,
+)
+from .outcome import Outcome, Ref, Status, Step, Task, TensorInfo
+from .pool import SandboxPool
+
+__all__ = [
+    "SandboxPool", "Task", "Step", "Ref", "Outcome", "Status", "TensorInfo",
+    "SandboxError", "ConfigError", "TaskError", "EncodeError", "DecodeError", "ResolveError",
+    "ZygoteError", "WorkerStartError", "PoolClosedError", "ProtocolError",
+]

@@ -1,0 +1,85 @@
+"""How raw evidence (an exception, a wait status, memory figures) becomes a status.
+
+Kept in one place so the rules can be reviewed together:
+
+* an exception is ``oom`` when it is a ``MemoryError`` or its type and message match
+  :data:`OOM_TEXT` (torch's ``DefaultCPUAllocator: can't allocate memory``, TensorFlow's
+  ``ResourceExhaustedError: OOM when allocating``, XLA's ``RESOURCE_EXHAUSTED: Out of memory``);
+* a dead worker is ``timeout`` or ``cancelled`` when the pool killed it for that reason;
+* otherwise it is ``oom`` when its stderr tail shows an allocation failure (:data:`OOM_STDERR`,
+  e.g. an uncaught ``std::bad_alloc``), or when it was SIGKILLed by someone else (the kernel's OOM killer) with a
+  peak RSS within :data:`OOM_RSS_FRACTION` of its memory ceiling;
+* every other death (a signal, or an exit without a result) is ``crashed``.
+
+Runs under other interpreters too: Python 3.9 syntax.
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+from typing import Optional, Tuple
+
+from .outcome import Status
+
+OOM_TEXT = re.compile(
+    r"MemoryError|out of memory|\bOOM\b|can'?t allocate memory|cannot allocate memory|bad_alloc"
+    r"|RESOURCE_EXHAUSTED|ResourceExhausted|Unable to allocate|failed to allocate",
+    re.IGNORECASE,
+)
+#: narrower, for the stderr of a dead worker (which also holds file and function names)
+OOM_STDERR = re.compile(r"std::bad_alloc|can'?t allocate memory|cannot allocate memory|out of memory", re.IGNORECASE)
+#: a SIGKILL from outside counts as oom when the peak RSS reached this fraction of the ceiling
+OOM_RSS_FRACTION = 0.9
+
+
+def exception_status(exc: BaseException, type_name: str, message: str) -> Status:
+    """``oom`` for memory exhaustion, else ``raised``."""
+    if isinstance(exc, MemoryError) or OOM_TEXT.search(type_name) or OOM_TEXT.search(message[:4096]):
+        return Status.OOM
+    return Status.RAISED
+
+
+def signal_name(number: int) -> str:
+    """``11 -> "SIGSEGV"``; unknown numbers as ``"SIG<n>"``."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"SIG{number}"
+
+
+def death_status(
+    wait_status: Optional[int],
+    *,
+    kill_reason: Optional[str],
+    max_rss: Optional[int],
+    memory_ceiling: Optional[int],
+    stderr_tail: str,
+) -> Tuple[Status, Optional[int], Optional[str], Optional[int]]:
+    """Classify a worker that died holding a task: (status, signal, signal name, exit code).
+
+    ``wait_status`` is the raw status from ``wait4`` (None if unknown); ``kill_reason`` is
+    ``"timeout"`` or ``"cancel"`` when the pool killed the worker; ``memory_ceiling`` is the
+    worker's data-size limit in bytes (None without a limit).
+    """
+    sig = code = None
+    if wait_status is not None:
+        if os.WIFSIGNALED(wait_status):
+            sig = os.WTERMSIG(wait_status)
+        elif os.WIFEXITED(wait_status):
+            code = os.WEXITSTATUS(wait_status)
+    name = signal_name(sig) if sig is not None else None
+    if kill_reason == "timeout":
+        return Status.TIMEOUT, sig, name, code
+    if kill_reason == "cancel":
+        return Status.CANCELLED, sig, name, code
+    if OOM_STDERR.search(stderr_tail[-8192:]):
+        return Status.OOM, sig, name, code
+    if (
+        sig == signal.SIGKILL
+        and memory_ceiling is not None
+        and max_rss is not None
+        and max_rss >= OOM_RSS_FRACTION * memory_ceiling
+    ):
+        return Status.OOM, sig, name, code
+    return Status.CRASHED, sig, name, code

@@ -1,0 +1,448 @@
+"""msgpack with extension types for arrays, numpy scalars, tuples and a few Python objects.
+
+Two forms:
+
+* :func:`dumps` / :func:`loads`: one self-contained msgpack blob (for storing values).
+* :func:`encode_packet` / :func:`decode_packet`: a msgpack *header* plus out-of-band buffers,
+  one per large array, which :mod:`sandbox.channel` writes to a socket with scatter-gather I/O
+  and the receiver decodes as views into the received bytes (no further copy).
+
+Arrays of every numeric numpy dtype and every ``ml_dtypes`` dtype (bfloat16, float8 variants,
+int4 ...) round-trip, including 0-d, empty, Fortran-ordered (kept) and non-contiguous ones (sent
+as C-contiguous copies). Big-endian arrays are sent in native (little-endian) order. Object and
+structured arrays are refused. Tuples stay tuples; other tuple, list, dict, str, int and float
+subclasses (namedtuples, ``torch.Size``, ``OrderedDict``, ``IntEnum``) become their base type.
+
+On the worker side (``tensors=True``) torch, tensorflow and jax tensors are converted to numpy,
+and each conversion is recorded (type, device, library dtype). The table of converters,
+:data:`TENSOR_CONVERTERS`, is keyed by the top-level package of the tensor's type.
+
+Runs under other interpreters too (numpy and msgpack needed, ml_dtypes optional): Python 3.9 syntax.
+"""
+from __future__ import annotations
+
+import struct
+import threading
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import msgpack
+import numpy as np
+
+from .errors import DecodeError, EncodeError
+from .outcome import Ref
+
+# Array payload: u8 fortran, u8 ndim, u8 len(dtype code), dtype code, ndim x i64 shape, then the
+# raw bytes (inline) or a u32 buffer index (out of band).
+EXT_ARRAY = 1
+EXT_ARRAY_OOB = 2
+EXT_SCALAR = 3       # u8 len(dtype code), dtype code, raw bytes: a numpy scalar
+EXT_TUPLE = 4        # msgpack list
+EXT_COMPLEX = 5      # two little-endian float64
+EXT_BIGINT = 6       # decimal string, for ints outside msgpack's 64-bit range
+EXT_REF = 7          # i64 step index
+EXT_DTYPE = 8        # dtype code
+EXT_SLICE = 9        # [start, stop, step]
+EXT_ELLIPSIS = 10    # empty
+
+#: arrays up to this many bytes travel inside the header (copied); larger ones out of band
+INLINE_LIMIT = 16 * 1024
+
+_BUILTIN_KINDS = frozenset("biufcmMSU")
+_COMPLEX = struct.Struct("<dd")
+_U32 = struct.Struct("<I")
+_I64 = struct.Struct("<q")
+_ARRAY_HEAD = struct.Struct("<BBB")
+_SHAPES = [struct.Struct(f"<{n}q") for n in range(65)]  # numpy allows at most 64 dimensions
+_ML_PREFIX = "ml_dtypes:"
+
+_code_cache: Dict[np.dtype, str] = {}
+_prefix_cache: Dict[Tuple[np.dtype, int, bool], bytes] = {}  # array header up to the shape
+_dtype_cache: Dict[str, np.dtype] = {}
+
+
+def dtype_code(dtype: np.dtype) -> str:
+    """A portable name for ``dtype``: ``"<f4"`` for numpy's own, ``"ml_dtypes:bfloat16"`` for ml_dtypes'."""
+    code = _code_cache.get(dtype)
+    if code is None:
+        if dtype.kind in _BUILTIN_KINDS:
+            code = dtype.newbyteorder("<").str if dtype.byteorder == ">" else dtype.str
+        elif dtype.fields is None and getattr(dtype.type, "__module__", "").startswith("ml_dtypes"):
+            code = _ML_PREFIX + dtype.name
+        else:
+            raise EncodeError(f"arrays of dtype {dtype!r} (kind {dtype.kind!r}) cannot be encoded")
+        _code_cache[dtype] = code
+    return code
+
+
+def dtype_from_code(code: str) -> np.dtype:
+    """Inverse of :func:`dtype_code`."""
+    dtype = _dtype_cache.get(code)
+    if dtype is None:
+        try:
+            if code.startswith(_ML_PREFIX):
+                import ml_dtypes  # optional: only needed when such arrays arrive
+
+                dtype = np.dtype(getattr(ml_dtypes, code[len(_ML_PREFIX):]))
+            else:
+                dtype = np.dtype(code)
+        except (ImportError, AttributeError, TypeError) as exc:
+            raise DecodeError(f"unknown dtype code {code!r}: {exc}") from None
+        _dtype_cache[code] = dtype
+    return dtype
+
+
+# ---------------------------------------------------------------------------------------------
+# tensor -> numpy, worker side. Each converter returns (array, TensorInfo fields) or None when the
+# object is not a tensor of its library.
+
+def _torch_to_numpy(obj: Any) -> Optional[Tuple[np.ndarray, str, str, str]]:
+    import torch
+
+    if not isinstance(obj, torch.Tensor):
+        return None
+    kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
+    device, dtype_name = str(obj.device), str(obj.dtype)
+    t = obj.detach()
+    if t.layout != torch.strided:
+        t = t.to_dense()
+    if t.is_quantized:
+        t = t.dequantize()
+    t = t.resolve_conj().resolve_neg().cpu()
+    dt = t.dtype
+    if dt == torch.bfloat16 or str(dt).startswith("torch.float8"):
+        import ml_dtypes
+
+        name = "bfloat16" if dt == torch.bfloat16 else str(dt)[len("torch."):]
+        bits = torch.int16 if dt == torch.bfloat16 else torch.uint8
+        array = t.contiguous().view(bits).numpy().view(getattr(ml_dtypes, name))
+    elif dt == torch.complex32:
+        array = t.to(torch.complex64).numpy()
+    else:
+        array = t.numpy()
+    return array, kind, device, dtype_name
+
+
+def _tensorflow_to_numpy(obj: Any) -> Optional[Tuple[np.ndarray, str, str, str]]:
+    import tensorflow as tf
+
+    if not (tf.is_tensor(obj) or isinstance(obj, tf.Variable)) or not hasattr(obj, "numpy"):
+        return None
+    kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
+    array = np.asarray(obj.numpy())
+    return array, kind, str(obj.device), obj.dtype.name
+
+
+def _jax_to_numpy(obj: Any) -> Optional[Tuple[np.ndarray, str, str, str]]:
+    import jax
+
+    if not isinstance(obj, jax.Array):
+        return None
+    kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
+    devices = ",".join(sorted(str(d) for d in obj.devices()))
+    return np.asarray(obj), kind, devices, str(obj.dtype)
+
+
+#: top-level package of a tensor's type -> converter (the only per-library code in the sandbox)
+TENSOR_CONVERTERS: Dict[str, Callable[[Any], Optional[Tuple[np.ndarray, str, str, str]]]] = {
+    "torch": _torch_to_numpy,
+    "tensorflow": _tensorflow_to_numpy,
+    "jax": _jax_to_numpy,
+    "jaxlib": _jax_to_numpy,
+}
+
+
+class _TensorsSeen:
+    """Marker that encodes as the list of tensors converted so far in the same encoding:
+    placed after a value in a list, it lists the value's tensors as ``[index, kind, device, dtype]``."""
+
+    def __repr__(self) -> str:
+        return "TENSORS_SEEN"
+
+
+TENSORS_SEEN = _TensorsSeen()
+
+
+# ---------------------------------------------------------------------------------------------
+
+def _type_name(obj: Any) -> str:
+    t = type(obj)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+class _Encoder:
+    """Encoding state (out-of-band buffers, converted tensors) and reusable msgpack Packers.
+
+    Packers are expensive to create, so each encoder keeps one per nesting depth (a Packer is
+    not re-entrant, and tuples pack their items with a nested call). Encoders are reused per
+    thread (see :func:`_encoder`), with the state reset for every value.
+    """
+
+    __slots__ = ("oob", "tensors", "buffers", "tensor_info", "header", "_packers", "_depth")
+
+    def __init__(self, oob: bool, tensors: bool) -> None:
+        self.header = b""
+        self.oob = oob
+        self.tensors = tensors
+        self.buffers: List[memoryview] = []
+        self.tensor_info: List[list] = []
+        self._packers: List[msgpack.Packer] = []
+        self._depth = 0
+
+    def reset(self) -> None:
+        self.header = b""
+        self.buffers = []
+        self.tensor_info = []
+        self._depth = 0
+
+    def pack(self, obj: Any) -> bytes:
+        depth = self._depth
+        if depth == len(self._packers):
+            self._packers.append(_new_packer(self.default))
+        self._depth = depth + 1
+        try:
+            return self._packers[depth].pack(obj)
+        except BaseException as exc:
+            self._packers[depth] = _new_packer(self.default)  # its buffer may hold a partial value
+            if isinstance(exc, (TypeError, ValueError, OverflowError)) and not isinstance(exc, EncodeError):
+                raise EncodeError(str(exc)) from None
+            raise
+        finally:
+            self._depth = depth
+
+    def array(self, a: np.ndarray) -> msgpack.ExtType:
+        dtype = a.dtype
+        if dtype.byteorder == ">":
+            a = a.astype(dtype.newbyteorder("<"))
+        fortran = False
+        if not a.flags.c_contiguous:
+            if a.flags.f_contiguous and a.ndim > 1:
+                fortran = True
+            else:
+                a = np.ascontiguousarray(a)
+        key = (dtype, a.ndim, fortran)
+        prefix = _prefix_cache.get(key)
+        if prefix is None:
+            code = dtype_code(dtype).encode()
+            prefix = _prefix_cache[key] = _ARRAY_HEAD.pack(fortran, a.ndim, len(code)) + code
+        head = prefix + _SHAPES[a.ndim].pack(*a.shape)
+        if self.oob and a.nbytes > INLINE_LIMIT:
+            flat = a.reshape(-1, order="F" if fortran else "C")
+            self.buffers.append(memoryview(flat.view(np.uint8) if flat.dtype.itemsize else flat))
+            return msgpack.ExtType(EXT_ARRAY_OOB, head + _U32.pack(len(self.buffers) - 1))
+        return msgpack.ExtType(EXT_ARRAY, head + a.tobytes(order="F" if fortran else "C"))
+
+    def default(self, obj: Any) -> Any:
+        t = type(obj)
+        if t is np.ndarray:
+            return self.array(obj)
+        if t is tuple:
+            return msgpack.ExtType(EXT_TUPLE, self.pack(list(obj)))
+        if isinstance(obj, np.generic):
+            code = dtype_code(obj.dtype).encode()
+            scalar = np.asarray(obj)
+            if scalar.dtype.byteorder == ">":
+                scalar = scalar.astype(scalar.dtype.newbyteorder("<"))
+            return msgpack.ExtType(EXT_SCALAR, bytes((len(code),)) + code + scalar.tobytes())
+        if t is int:  # only reached for ints outside msgpack's 64-bit range
+            return msgpack.ExtType(EXT_BIGINT, str(obj).encode())
+        if t is complex:
+            return msgpack.ExtType(EXT_COMPLEX, _COMPLEX.pack(obj.real, obj.imag))
+        if obj is TENSORS_SEEN:
+            return list(self.tensor_info)
+        if t is Ref:
+            return msgpack.ExtType(EXT_REF, _I64.pack(obj.step))
+        if isinstance(obj, np.dtype):
+            return msgpack.ExtType(EXT_DTYPE, dtype_code(obj).encode())
+        if t is slice:
+            return msgpack.ExtType(EXT_SLICE, self.pack([obj.start, obj.stop, obj.step]))
+        if obj is Ellipsis:
+            return msgpack.ExtType(EXT_ELLIPSIS, b"")
+        # subclasses of the natively packed types become their base type
+        if isinstance(obj, tuple):
+            return tuple(obj)
+        if isinstance(obj, list):
+            return list(obj)
+        if isinstance(obj, dict):
+            return dict(obj)
+        if isinstance(obj, str):
+            return str(obj)
+        if isinstance(obj, (bytes, bytearray, memoryview)):
+            return bytes(obj)
+        if isinstance(obj, bool):
+            return bool(obj)
+        if isinstance(obj, int):
+            return int(obj)
+        if isinstance(obj, float):
+            return float(obj)
+        if isinstance(obj, np.ndarray):  # ndarray subclasses (np.matrix, masked arrays lose extras)
+            return np.asarray(obj)
+        if self.tensors:
+            converter = TENSOR_CONVERTERS.get(t.__module__.partition(".")[0])
+            if converter is not None:
+                converted = converter(obj)
+                if converted is not None:
+                    array, kind, device, dtype_name = converted
+                    self.tensor_info.append([len(self.tensor_info), kind, device, dtype_name])
+                    return self.array(np.asarray(array))
+        raise EncodeError(f"cannot encode an object of type {_type_name(obj)}")
+
+
+def _new_packer(default: Callable[[Any], Any]) -> msgpack.Packer:
+    return msgpack.Packer(default=default, strict_types=True, use_bin_type=True,
+                          unicode_errors="surrogatepass", datetime=False)
+
+
+_local = threading.local()
+
+
+def _encoder(oob: bool, tensors: bool) -> _Encoder:
+    """This thread's reusable encoder for the given mode."""
+    cache = getattr(_local, "encoders", None)
+    if cache is None:
+        cache = _local.encoders = {}
+    enc = cache.get((oob, tensors))
+    if enc is None:
+        enc = cache[(oob, tensors)] = _Encoder(oob, tensors)
+    enc.reset()
+    return enc
+
+
+def _find_unencodable(obj: Any, path: str, tensors: bool, depth: int = 0) -> Optional[str]:
+    """Locate the first part of ``obj`` that cannot be encoded (slow; only used for messages)."""
+    if depth > 100:
+        return None
+    if isinstance(obj, (list, tuple)):
+        for i, item in enumerate(obj):
+            found = _find_unencodable(item, f"{path}[{i}]", tensors, depth + 1)
+            if found:
+                return found
+        return None
+    if isinstance(obj, dict):
+        for key, item in obj.items():
+            found = _find_unencodable(key, f"{path} key {key!r}", tensors, depth + 1) or _find_unencodable(
+                item, f"{path}[{key!r}]", tensors, depth + 1
+            )
+            if found:
+                return found
+        return None
+    try:
+        _Encoder(False, tensors).pack(obj)
+    except EncodeError as exc:
+        return f"{path}: {exc}"
+    return None
+
+
+def locate_unencodable(obj: Any, where: str = "value", tensors: bool = False) -> Optional[str]:
+    """A message naming the first part of ``obj`` that cannot be encoded, or None if all can."""
+    return _find_unencodable(obj, where, tensors)
+
+
+def _encode(obj: Any, oob: bool, tensors: bool, where: str) -> _Encoder:
+    enc = _encoder(oob, tensors)
+    try:
+        enc.header = enc.pack(obj)
+    except EncodeError as exc:
+        located = _find_unencodable(obj, where, tensors)
+        raise EncodeError(located or f"{where}: {exc}") from None
+    except RecursionError:
+        raise EncodeError(f"{where}: nesting too deep to encode") from None
+    return enc
+
+
+class Packet:
+    """An encoded value: msgpack ``header`` plus out-of-band ``buffers`` (views, not copies)."""
+
+    __slots__ = ("header", "buffers", "tensors")
+
+    def __init__(self, header: bytes, buffers: List[memoryview], tensors: Optional[List[list]] = None) -> None:
+        self.header = header
+        self.buffers = buffers
+        self.tensors = tensors or []
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.header) + sum(b.nbytes for b in self.buffers)
+
+
+def encode_packet(obj: Any, *, tensors: bool = False, where: str = "value") -> Packet:
+    """Encode ``obj`` for the wire; large arrays become out-of-band buffers.
+
+    With ``tensors=True`` torch/tensorflow/jax tensors are converted to numpy and listed in
+    ``Packet.tensors``. Raises :class:`EncodeError` naming the offending part (``where`` prefixes it).
+    """
+    enc = _encode(obj, True, tensors, where)
+    return Packet(enc.header, enc.buffers, enc.tensor_info)
+
+
+def _make_ext_hook(buffers: Optional[List[memoryview]], fallback: bool = False) -> Callable[[int, bytes], Any]:
+    def unpack(data: bytes) -> Any:
+        return msgpack.unpackb(data, ext_hook=hook, raw=False, strict_map_key=False, unicode_errors="surrogatepass")
+
+    def safe_hook(code: int, data: bytes) -> Any:
+        try:
+            return hook(code, data)
+        except (DecodeError, ValueError, TypeError, struct.error):
+            return None
+
+    def hook(code: int, data: bytes) -> Any:
+        if code == EXT_ARRAY or code == EXT_ARRAY_OOB:
+            fortran, ndim, clen = _ARRAY_HEAD.unpack_from(data, 0)
+            dtype = dtype_from_code(data[3:3 + clen].decode())
+            offset = 3 + clen + 8 * ndim
+            shape = _SHAPES[ndim].unpack_from(data, 3 + clen)
+            if code == EXT_ARRAY_OOB:
+                (index,) = _U32.unpack_from(data, offset)
+                if buffers is None or index >= len(buffers):
+                    raise DecodeError(f"out-of-band buffer {index} missing")
+                flat = np.frombuffer(buffers[index], dtype=dtype)  # a view: no copy
+            else:
+                # a private copy, so the array is writable (frombuffer on bytes is read-only)
+                flat = np.frombuffer(data, dtype=dtype, offset=offset).copy()
+            return flat.reshape(shape, order="F" if fortran else "C")
+        if code == EXT_TUPLE:
+            return tuple(unpack(data))
+        if code == EXT_SCALAR:
+            clen = data[0]
+            return np.frombuffer(data, dtype=dtype_from_code(data[1:1 + clen].decode()), offset=1 + clen)[0]
+        if code == EXT_COMPLEX:
+            return complex(*_COMPLEX.unpack(data))
+        if code == EXT_BIGINT:
+            return int(data.decode())
+        if code == EXT_REF:
+            return Ref(_I64.unpack(data)[0])
+        if code == EXT_DTYPE:
+            return dtype_from_code(data.decode())
+        if code == EXT_SLICE:
+            return slice(*unpack(data))
+        if code == EXT_ELLIPSIS:
+            return Ellipsis
+        raise DecodeError(f"unknown msgpack extension type {code}")
+
+    return safe_hook if fallback else hook
+
+
+def decode_packet(header: Any, buffers: Optional[List[memoryview]] = None, *, ext_fallback: bool = False) -> Any:
+    """Decode a header (bytes-like) whose out-of-band arrays are views into ``buffers``.
+
+    Arrays are writable when the buffers are (e.g. views of a ``bytearray``). With
+    ``ext_fallback`` an extension value that cannot be decoded becomes None instead of an error.
+    """
+    try:
+        return msgpack.unpackb(
+            header, ext_hook=_make_ext_hook(buffers, ext_fallback), raw=False, strict_map_key=False,
+            unicode_errors="surrogatepass",
+        )
+    except DecodeError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, struct.error, msgpack.UnpackException) as exc:
+        raise DecodeError(f"cannot decode: {exc}") from None
+
+
+def dumps(obj: Any) -> bytes:
+    """Encode ``obj`` as one self-contained msgpack blob (arrays inline)."""
+    return _encode(obj, False, False, "value").header
+
+
+def loads(data: Any) -> Any:
+    """Decode a blob made by :func:`dumps`; arrays are writable copies."""
+    return decode_packet(data, None)

@@ -1,0 +1,299 @@
+"""Tasks in, outcomes out: the data types of the sandbox.
+
+A :class:`Task` names what to run by reference (``"module:qualname"`` strings resolved inside the
+worker), so nothing executable crosses the process boundary; its arguments travel through
+:mod:`sandbox.codec` (msgpack, never pickle). A task is a small program of :class:`Step` calls;
+a later step can use an earlier step's result through :class:`Ref`. Every task yields exactly one
+:class:`Outcome`.
+
+This module is also imported by workers that may run under another interpreter, so it keeps to
+Python 3.9 syntax.
+"""
+from __future__ import annotations
+
+import enum
+import itertools
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Tuple
+
+from .errors import TaskError
+
+_IDENT = r"[A-Za-z_][A-Za-z_0-9]*"
+_CALLABLE_REF = re.compile(rf"^{_IDENT}(\.{_IDENT})*:{_IDENT}(\.{_IDENT})*$")
+_METHOD_REF = re.compile(rf"^\.{_IDENT}$")
+_VALID_FNS: set = set()  # function references already checked (a cache, not configuration)
+
+
+class Status(str, enum.Enum):
+    """What happened to a task. A ``str`` subclass: ``outcome.status == "ok"`` works."""
+
+    OK = "ok"                          #: the call returned; ``value`` holds the result
+    RAISED = "raised"                  #: the call raised; ``error_*`` and ``traceback`` tell what
+    CRASHED = "crashed"                #: the worker died (signal or exit) while running the task
+    TIMEOUT = "timeout"                #: the task exceeded its wall-clock limit and was killed
+    OOM = "oom"                        #: the task exceeded the memory limit (error or kill)
+    UNSERIALIZABLE = "unserializable"  #: the result (or a received argument) cannot be encoded
+    CANCELLED = "cancelled"            #: the pool closed (or broke) before the task finished
+
+    def __str__(self) -> str:  # so f-strings print "ok", not "Status.OK"
+        return self.value
+
+
+#: statuses that kill the worker or that are re-run once in a fresh worker when confirming
+CONFIRMABLE = frozenset({Status.CRASHED, Status.TIMEOUT, Status.OOM})
+
+
+@dataclass(frozen=True)
+class Ref:
+    """Placeholder for the result of an earlier step of the same task (0-based step index)."""
+
+    step: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.step, int) or isinstance(self.step, bool) or self.step < 0:
+            raise TaskError(f"Ref step must be a non-negative int, got {self.step!r}")
+
+
+def check_callable_ref(ref: object, what: str) -> str:
+    """Validate a ``"module:qualname"`` reference and return it."""
+    if not isinstance(ref, str) or not _CALLABLE_REF.match(ref):
+        raise TaskError(
+            f"{what} must be a 'module:qualname' string such as 'numpy:sum' or "
+            f"'torch:Tensor.abs', got {ref!r}"
+        )
+    return ref
+
+
+@dataclass(frozen=True)
+class Step:
+    """One call of a task: ``fn(*args, **kwargs)``.
+
+    ``fn`` is ``"module:qualname"`` (``"numpy.linalg:inv"``, ``"torch:Tensor.abs"``) or
+    ``".name"``, which calls method ``name`` of the first argument with the remaining ones.
+    ``args`` and ``kwargs`` may contain :class:`Ref` placeholders for earlier steps' results,
+    at any depth inside lists, tuples and dicts.
+    """
+
+    fn: str
+    args: Tuple[Any, ...] = ()
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.fn not in _VALID_FNS:
+            if not (isinstance(self.fn, str) and (_CALLABLE_REF.match(self.fn) or _METHOD_REF.match(self.fn))):
+                raise TaskError(
+                    f"step function must be 'module:qualname' (e.g. 'numpy:sum') or '.method', got {self.fn!r}"
+                )
+            if len(_VALID_FNS) < 100_000:  # the same functions come back in fuzzing loops
+                _VALID_FNS.add(self.fn)
+        if type(self.args) is list:
+            object.__setattr__(self, "args", tuple(self.args))
+        if not isinstance(self.args, tuple):
+            raise TaskError(f"args of {self.fn} must be a tuple or list, got {type(self.args).__name__}")
+        kwargs = {} if self.kwargs is None else self.kwargs
+        if type(kwargs) is not dict or kwargs:
+            if not isinstance(kwargs, Mapping) or not all(isinstance(k, str) for k in kwargs):
+                raise TaskError(f"kwargs of {self.fn} must be a mapping with str keys")
+            kwargs = dict(kwargs)
+        object.__setattr__(self, "kwargs", kwargs)
+        if self.fn[0] == "." and not self.args:
+            raise TaskError(f"method step {self.fn!r} needs the object as its first argument")
+
+
+def iter_refs(value: Any) -> Iterator[Ref]:
+    """Yield the :class:`Ref` placeholders inside ``value`` (lists, tuples, dicts)."""
+    t = type(value)
+    if t is Ref:
+        yield value
+    elif t is list or t is tuple or isinstance(value, (list, tuple)):
+        for item in value:
+            if type(item) in _CONTAINERS or isinstance(item, (list, tuple, dict)):
+                yield from iter_refs(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            if type(item) in _CONTAINERS or isinstance(item, (list, tuple, dict)):
+                yield from iter_refs(item)
+
+
+_CONTAINERS = frozenset({list, tuple, dict, Ref})
+
+
+class Task:
+    """A unit of work for :class:`~sandbox.SandboxPool`: one call, or a short chain of calls.
+
+    ``Task("numpy:sum", args=(x,), kwargs={"axis": 1})`` runs ``numpy.sum(x, axis=1)`` in a
+    worker. Options:
+
+    * ``convert``: a ``"module:qualname"`` callable applied in the worker to every numpy array
+      that arrived with the task (at any depth of any step's arguments) before the first step, e.g.
+      ``"torch:from_numpy"``, ``"tensorflow:constant"``, ``"jax.numpy:asarray"``.
+      ``convert_kwargs`` are passed to it as keywords.
+    * ``device``: passed to ``convert`` as the keyword ``device=`` (so ``convert`` must accept it,
+      e.g. ``"torch:as_tensor"``); requires ``convert``.
+    * ``timeout``: this task's wall-clock limit in seconds (default: the pool's).
+
+    :meth:`chain` builds a multi-step task whose result is the last step's result.
+    """
+
+    __slots__ = ("steps", "convert", "convert_kwargs", "device", "timeout")
+
+    def __init__(
+        self,
+        fn: str,
+        args: Sequence[Any] = (),
+        kwargs: Optional[Mapping[str, Any]] = None,
+        *,
+        convert: Optional[str] = None,
+        convert_kwargs: Optional[Mapping[str, Any]] = None,
+        device: Optional[str] = None,
+        timeout: Optional[float] = None,
+    ) -> None:
+        self._init((Step(fn, args, kwargs),), convert, convert_kwargs, device, timeout)
+
+    @classmethod
+    def chain(
+        cls,
+        steps: Iterable[Step],
+        *,
+        convert: Optional[str] = None,
+        convert_kwargs: Optional[Mapping[str, Any]] = None,
+        device: Optional[str] = None,
+        timeout: Optional[float] = None,
+    ) -> "Task":
+        """A task running ``steps`` in order; ``Ref(i)`` in a step's arguments is step i's result."""
+        task = cls.__new__(cls)
+        task._init(tuple(steps), convert, convert_kwargs, device, timeout)
+        return task
+
+    def _init(self, steps, convert, convert_kwargs, device, timeout) -> None:
+        if not steps:
+            raise TaskError("a task needs at least one step")
+        for index, step in enumerate(steps):
+            if not isinstance(step, Step):
+                raise TaskError(f"step {index} must be a sandbox.Step, got {type(step).__name__}")
+            for ref in itertools.chain(iter_refs(step.args), iter_refs(step.kwargs)):
+                if ref.step >= index:
+                    raise TaskError(f"step {index} ({step.fn}) refers to Ref({ref.step}), which is not an earlier step")
+        if convert is not None:
+            check_callable_ref(convert, "convert")
+        if convert_kwargs is not None and (
+            not isinstance(convert_kwargs, Mapping) or not all(isinstance(k, str) for k in convert_kwargs)
+        ):
+            raise TaskError("convert_kwargs must be a mapping with str keys")
+        if device is not None:
+            if not isinstance(device, str) or not device:
+                raise TaskError(f"device must be a non-empty string such as 'cuda', got {device!r}")
+            if convert is None:
+                raise TaskError("device needs a convert callable that accepts device=, e.g. 'torch:as_tensor'")
+        if timeout is not None:
+            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (0 < timeout < math.inf):
+                raise TaskError(f"timeout must be a positive finite number of seconds, got {timeout!r}")
+            timeout = float(timeout)
+        object.__setattr__(self, "steps", steps)
+        object.__setattr__(self, "convert", convert)
+        object.__setattr__(self, "convert_kwargs", dict(convert_kwargs) if convert_kwargs else None)
+        object.__setattr__(self, "device", device)
+        object.__setattr__(self, "timeout", timeout)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Task is immutable")
+
+    @property
+    def fn(self) -> str:
+        """The function of the last step (the one whose result is the task's value)."""
+        return self.steps[-1].fn
+
+    @property
+    def args(self) -> Tuple[Any, ...]:
+        return self.steps[-1].args
+
+    @property
+    def kwargs(self) -> Mapping[str, Any]:
+        return self.steps[-1].kwargs
+
+    def wire(self) -> list:
+        """The task as plain data for the codec (what the worker receives)."""
+        kwargs = dict(self.convert_kwargs or {})
+        if self.device is not None:
+            kwargs["device"] = self.device
+        return [[[s.fn, list(s.args), s.kwargs] for s in self.steps], self.convert, kwargs or None]
+
+    def __repr__(self) -> str:
+        if len(self.steps) == 1:
+            body = f"{self.fn!r}, args=<{len(self.args)}>"
+        else:
+            body = "steps=[" + ", ".join(s.fn for s in self.steps) + "]"
+        extra = "".join(
+            f", {name}={getattr(self, name)!r}"
+            for name in ("convert", "device", "timeout")
+            if getattr(self, name) is not None
+        )
+        return f"Task({body}{extra})"
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """A library tensor found in a result and converted to numpy in the worker.
+
+    ``index`` counts tensors in the order the encoder met them (depth first); ``kind`` is the
+    tensor's type (``"torch.Tensor"``); ``device`` is as the library names it; ``dtype`` is the
+    library's own dtype name (numpy may lack it, e.g. ``torch.complex32``).
+    """
+
+    index: int
+    kind: str
+    device: str
+    dtype: str
+
+
+@dataclass
+class Outcome:
+    """Everything known about one task's run.
+
+    ``signal``/``signal_name``/``exit_code`` are set when the worker died; ``stdout_tail`` and
+    ``stderr_tail`` are the bounded ends of what the task wrote (a native crash leaves the
+    faulthandler traceback in ``stderr_tail``); ``max_rss_bytes`` is the peak resident size
+    while the task ran (of the worker process); ``confirmed`` is set for crashed/timeout/oom
+    when the pool confirms: whether a re-run in a fresh worker gave the same status
+    (``confirm_status``). ``failed_step`` is the index of the step that raised.
+    """
+
+    status: Status
+    value: Any = None
+    error_type: Optional[str] = None
+    error_message: Optional[str] = None
+    traceback: Optional[str] = None
+    failed_step: Optional[int] = None
+    signal: Optional[int] = None
+    signal_name: Optional[str] = None
+    exit_code: Optional[int] = None
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    duration_s: float = 0.0
+    max_rss_bytes: Optional[int] = None
+    worker_pid: Optional[int] = None
+    confirmed: Optional[bool] = None
+    confirm_status: Optional[Status] = None
+    tensors: Tuple[TensorInfo, ...] = ()
+    task: Optional[Task] = field(default=None, repr=False, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == Status.OK
+
+    def summary(self) -> str:
+        """A one-line description, for logs and the demo."""
+        parts = [str(self.status)]
+        if self.signal_name:
+            parts.append(self.signal_name)
+        elif self.exit_code is not None:
+            parts.append(f"exit {self.exit_code}")
+        if self.error_type:
+            message = (self.error_message or "").splitlines()[0] if self.error_message else ""
+            parts.append(f"{self.error_type}: {message[:80]}")
+        if self.confirmed is not None:
+            parts.append("confirmed" if self.confirmed else f"not confirmed (re-run: {self.confirm_status})")
+        parts.append(f"{self.duration_s * 1e3:.1f} ms")
+        return " | ".join(parts)

@@ -1,0 +1,1118 @@
+"""The pool: parent side of the sandbox (workers, sockets, sentinels, attribution).
+
+Topology: the pool starts one zygote (:mod:`sandbox.zygote`) for its preload set; the zygote
+forks workers on request (or spawns them, where forking is unsafe) and reports their exits.
+Each worker has its own socket to the pool. A manager thread waits, with one ``epoll``
+selector and no polling, on: the worker sockets (results), the workers' pidfds (process
+sentinels), the zygote's control socket (spawn and exit reports) and a wake-up pipe (new
+submissions). Its only timers are task deadlines.
+
+Attribution: the pool sends a worker batches of tasks and remembers their order. Before each
+task the worker writes "tasks started so far" and the start time into a small page it shares
+with the pool (:data:`sandbox.worker.PROGRESS_FILE`); results travel back in batches. When a
+worker dies, "started" minus "results received" says exactly which task it was running (the
+*culprit*); tasks it had finished but whose results were still unsent, and tasks it had not
+started, are re-queued. A timeout is judged from the same page: the running task's start time
+plus its limit. When the pool kills a worker for a timeout it names the task; every other task
+of that worker is re-queued.
+"""
+from __future__ import annotations
+
+import atexit
+import collections
+import functools
+import itertools
+import json
+import logging
+import math
+import os
+import re
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from concurrent.futures import Future, InvalidStateError
+from pathlib import Path
+from typing import Any, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from . import channel, classify, codec
+from .errors import (
+    ConfigError, DecodeError, EncodeError, PoolClosedError, ProtocolError, TaskError, WorkerStartError,
+    ZygoteError,
+)
+from .outcome import CONFIRMABLE, Outcome, Status, Task, TensorInfo
+from .worker import PROGRESS_FILE, PROGRESS_SIZE, STDERR_FILE, STDOUT_FILE, ProgressPage, read_tail
+from .zygote import THREAD_ENV
+
+log = logging.getLogger("sandbox.pool")
+
+#: directory that holds the ``sandbox`` package (put on the zygote's PYTHONPATH)
+_PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
+_MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)*$")
+_STATUSES = {s.value: s for s in Status}
+
+_SOLO_BYTES = 1 << 20         # a task this large travels alone (its frame may not fit in memory)
+_BATCH_BYTES = 4 << 20        # a batch stops growing at this many bytes
+_PIPELINE_BYTES = 64 << 10    # most unanswered bytes queued to a busy worker (< socket buffer)
+_START_FAILURES = 3           # consecutive worker start failures that break the pool
+_ZYGOTE_RESTARTS = 2
+_EXIT_WAIT = 10.0             # seconds to wait for the zygote's exit report after a kill
+
+
+class _Group:
+    """Tasks of one :meth:`SandboxPool.run` call: the caller sleeps until all are resolved
+    (waiting future by future would wake it, and take the GIL from the manager, per result)."""
+
+    __slots__ = ("remaining", "done", "outcomes")
+
+    def __init__(self, count: int) -> None:
+        self.remaining = count  # decremented by the manager thread only
+        self.done = threading.Event()
+        self.outcomes: List[Optional[Outcome]] = [None] * count
+
+
+class _Pending:
+    """A task on its way: encoded once, possibly run twice (confirmation)."""
+
+    __slots__ = ("tid", "task", "packet", "nbytes", "future", "timeout", "started", "confirm_of", "group", "slot")
+
+    def __init__(self, tid: int, task: Task, packet: codec.Packet, future: Optional[Future],
+                 timeout: Optional[float]) -> None:
+        self.tid = tid
+        self.task = task
+        self.packet = packet
+        self.nbytes = packet.nbytes
+        self.future = future
+        self.timeout = timeout
+        self.started = False  # its future is marked running
+        self.confirm_of: Optional[Tuple["_Pending", Outcome]] = None
+        self.group: Optional[_Group] = None
+        self.slot = 0  # index in the group
+
+
+# worker states
+_STARTING, _IDLE, _BUSY, _RETIRING, _DYING = "starting", "idle", "busy", "retiring", "dying"
+
+
+class _Worker:
+    """The pool's view of one worker process."""
+
+    __slots__ = (
+        "wid", "sock", "reader", "workdir", "progress", "pid", "pidfd", "state", "inflight", "frames",
+        "reported", "dispatched", "next_check", "data_limit", "mode", "kill_reason", "kill_tid",
+        "kill_started_at", "kill_at", "dead_at", "retire_after", "registered", "exit_deadline",
+    )
+
+    def __init__(self, wid: int, sock: socket.socket, workdir: str, progress: ProgressPage) -> None:
+        self.wid = wid
+        self.sock = sock
+        self.reader = channel.FrameReader(sock)
+        self.workdir = workdir
+        self.progress = progress
+        self.pid: Optional[int] = None
+        self.pidfd: Optional[int] = None
+        self.state = _STARTING
+        self.inflight: Deque[_Pending] = collections.deque()  # sent, unanswered, in order
+        self.frames: Deque[int] = collections.deque()          # tasks per sent frame, unanswered
+        self.reported = 0        # results received (the worker counts tasks started)
+        self.dispatched = 0
+        self.next_check: Optional[float] = None  # when the running task may have timed out
+        self.data_limit: Optional[int] = None
+        self.mode = ""
+        self.kill_reason: Optional[str] = None
+        self.kill_tid: Optional[int] = None
+        self.kill_started_at = 0.0
+        self.kill_at: Optional[float] = None
+        self.dead_at: Optional[float] = None
+        self.retire_after = False
+        self.registered = True
+        self.exit_deadline: Optional[float] = None
+
+    def running(self) -> Tuple[int, float]:
+        """(index in ``inflight`` of the task running now, or -1; its start time)."""
+        count, started_at = self.progress.read()
+        index = count - self.reported - 1
+        return (index if index < len(self.inflight) else len(self.inflight) - 1), started_at
+
+
+def _check_positive(name: str, value: Any, *, allow_none: bool, integer: bool, minimum: float = 0) -> None:
+    if value is None:
+        if allow_none:
+            return
+        raise ConfigError(f"{name} must not be None")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
+        raise ConfigError(f"{name} must be a{'n integer' if integer else ' number'}, got {value!r}")
+    if not (value > minimum and value < math.inf):
+        raise ConfigError(f"{name} must be finite and greater than {minimum}, got {value!r}")
+
+
+class SandboxPool:
+    """A pool of crash-safe workers forked from a preloaded zygote.
+
+    Parameters:
+        preload: modules the zygote imports once (``("numpy", "torch")``); workers inherit them.
+        workers: number of worker processes.
+        timeout: default wall-clock limit per task, seconds (None: none).
+        memory_limit: bytes a worker may allocate beyond its size at start (``RLIMIT_DATA``);
+            None: no limit.
+        max_tasks_per_worker: a worker is replaced after this many tasks (None: never).
+        python: interpreter for the zygote and workers (another venv; it needs numpy and msgpack).
+        confirm: re-run crashed/timeout/oom tasks once in a fresh worker and set ``confirmed``.
+        start_method: ``"auto"`` (fork when the zygote has one thread, else spawn), ``"fork"``
+            (fail when unsafe) or ``"spawn"``.
+        spares: extra idle workers kept forked, so a worker that dies or retires is replaced at
+            once and confirmation runs find a fresh worker; at most ``workers`` run tasks at a time.
+        batch_size: most tasks sent to a worker in one message.
+        file_size_limit: ``RLIMIT_FSIZE`` of workers, bytes.
+        capture_limit: bytes kept of each of a task's stdout and stderr (the tails).
+        env: extra environment variables for the zygote and workers (e.g. ``KERAS_BACKEND``).
+        startup_timeout: seconds the zygote may take to import the preload set.
+        kill_grace: seconds between the faulthandler dump (SIGUSR1) and SIGKILL on a timeout.
+    """
+
+    def __init__(
+        self,
+        preload: Sequence[str] = (),
+        workers: int = 2,
+        timeout: Optional[float] = 10.0,
+        memory_limit: Optional[int] = 2 << 30,
+        max_tasks_per_worker: Optional[int] = 1000,
+        *,
+        python: Optional[str] = None,
+        confirm: bool = True,
+        start_method: str = "auto",
+        spares: int = 1,
+        batch_size: int = 32,
+        file_size_limit: Optional[int] = 64 << 20,
+        capture_limit: int = 16 << 10,
+        env: Optional[Mapping[str, str]] = None,
+        startup_timeout: float = 300.0,
+        kill_grace: float = 0.1,
+    ) -> None:
+        if isinstance(preload, str) or not all(isinstance(m, str) and _MODULE_NAME.match(m) for m in preload):
+            raise ConfigError(f"preload must be a sequence of module names, got {preload!r}")
+        _check_positive("workers", workers, allow_none=False, integer=True)
+        _check_positive("timeout", timeout, allow_none=True, integer=False)
+        _check_positive("memory_limit", memory_limit, allow_none=True, integer=True, minimum=(16 << 20) - 1)
+        _check_positive("max_tasks_per_worker", max_tasks_per_worker, allow_none=True, integer=True)
+        _check_positive("batch_size", batch_size, allow_none=False, integer=True)
+        if isinstance(spares, bool) or not isinstance(spares, int) or not 0 <= spares <= 64:
+            raise ConfigError(f"spares must be an integer from 0 to 64, got {spares!r}")
+        _check_positive("file_size_limit", file_size_limit, allow_none=True, integer=True, minimum=(1 << 20) - 1)
+        _check_positive("capture_limit", capture_limit, allow_none=False, integer=True, minimum=255)
+        _check_positive("startup_timeout", startup_timeout, allow_none=False, integer=False)
+        if isinstance(kill_grace, bool) or not isinstance(kill_grace, (int, float)) or not 0 <= kill_grace < 60:
+            raise ConfigError(f"kill_grace must be between 0 and 60 seconds, got {kill_grace!r}")
+        if start_method not in ("auto", "fork", "spawn"):
+            raise ConfigError(f"start_method must be 'auto', 'fork' or 'spawn', got {start_method!r}")
+        if not isinstance(confirm, bool):
+            raise ConfigError(f"confirm must be a bool, got {confirm!r}")
+        if python is not None:
+            python = os.fspath(python)
+            if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+                raise ConfigError(f"python {python!r} is not an executable file")
+        if env is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+            raise ConfigError("env must map str to str")
+
+        self.preload: Tuple[str, ...] = tuple(preload)
+        self.workers = workers
+        self.timeout = float(timeout) if timeout is not None else None
+        self.memory_limit = memory_limit
+        self.max_tasks_per_worker = max_tasks_per_worker
+        self.python = python or sys.executable
+        self.confirm = confirm
+        self.start_method = start_method
+        self.batch_size = batch_size
+        self.spares = spares
+        self.file_size_limit = file_size_limit
+        self.capture_limit = capture_limit
+        self.kill_grace = float(kill_grace)
+        self._env = dict(env or {})
+        self._startup_timeout = float(startup_timeout)
+
+        self._lock = threading.Lock()
+        self._incoming: List[_Pending] = []
+        self._tids = itertools.count(1)
+        self._wids = itertools.count(1)
+        self._queue: Deque[_Pending] = collections.deque()
+        self._confirm_q: Deque[_Pending] = collections.deque()
+        self._workers: Dict[int, _Worker] = {}
+        self._stopping = False     # close() called: accept nothing more
+        self._cancel = False       # close(wait=False): cancel what is left
+        self._broken: Optional[str] = None
+        self._start_failures = 0
+        self._last_start_error = ""
+        self._zygote_restarts = 0
+        self._cancel_deadline: Optional[float] = None
+        #: counters: tasks submitted, worker starts and deaths, confirmation runs, outcomes by status
+        self.stats: Dict[str, int] = dict.fromkeys(
+            ["submitted", "worker_starts", "deaths", "confirm_runs"] + [s.value for s in Status], 0)
+
+        self._root = tempfile.mkdtemp(prefix="sandbox-")
+        self._selector = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._selector.register(self._wake_r, selectors.EVENT_READ, ("wake", None))
+        self._zygote_proc: Optional[subprocess.Popen] = None
+        self._ctrl: Optional[socket.socket] = None
+        self.info: Dict[str, Any] = {}
+        try:
+            self._start_zygote()
+        except BaseException:
+            self._cleanup()
+            raise
+        self._thread = threading.Thread(target=self._manage, name="sandbox-pool", daemon=True)
+        self._thread.start()
+        # a pool left open is cancelled at interpreter exit (its processes would die anyway)
+        self._exit_hook = functools.partial(_close_at_exit, weakref.ref(self))
+        atexit.register(self._exit_hook)
+
+    # ------------------------------------------------------------------------------------------
+    # public API
+
+    @property
+    def mode(self) -> str:
+        """``"fork"`` or ``"spawn"``: how this pool's workers start now."""
+        return self.info.get("mode", "")
+
+    def submit(self, task: Task) -> "Future[Outcome]":
+        """Queue ``task``; the future resolves to its :class:`Outcome` (never to an exception).
+
+        Raises :class:`TaskError`/:class:`EncodeError` at once for a malformed task or an
+        argument that cannot be encoded, and :class:`PoolClosedError` after :meth:`close`.
+        """
+        pending = self._make_pending(task)
+        self._enqueue([pending])
+        return pending.future  # type: ignore[return-value]
+
+    def submit_many(self, tasks: Iterable[Task]) -> List["Future[Outcome]"]:
+        """Queue several tasks at once (all are encoded first: a bad one queues none)."""
+        pendings = [self._make_pending(task) for task in tasks]
+        self._enqueue(pendings)
+        return [p.future for p in pendings]  # type: ignore[misc]
+
+    def run(self, tasks: Iterable[Task], timeout: Optional[float] = None) -> List[Outcome]:
+        """Run ``tasks`` and return their outcomes in submission order.
+
+        ``timeout`` bounds the wait for all of them (``concurrent.futures.TimeoutError``);
+        the tasks themselves keep their own limits.
+        """
+        pendings = [self._make_pending(task, with_future=False) for task in tasks]
+        if not pendings:
+            return []
+        group = _Group(len(pendings))
+        for slot, p in enumerate(pendings):
+            p.group = group
+            p.slot = slot
+        self._enqueue(pendings)
+        if not group.done.wait(timeout):
+            raise TimeoutError(f"{group.remaining} of {len(pendings)} tasks unfinished after {timeout} s")
+        return group.outcomes  # type: ignore[return-value]
+
+    def close(self, wait: bool = True) -> None:
+        """Stop the pool. ``wait=True`` finishes every submitted task first; ``wait=False``
+        cancels what has not finished (those outcomes have status ``cancelled``)."""
+        with self._lock:
+            self._stopping = True
+            if not wait:
+                self._cancel = True
+            self._wake()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join()
+        atexit.unregister(self._exit_hook)
+
+    def __enter__(self) -> "SandboxPool":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.close(wait=exc_type is None)
+
+    def __repr__(self) -> str:
+        return (f"SandboxPool(preload={self.preload!r}, workers={self.workers}, mode={self.mode!r}, "
+                f"python={self.python!r})")
+
+    # ------------------------------------------------------------------------------------------
+    # submission (caller threads)
+
+    def _make_pending(self, task: Task, with_future: bool = True) -> _Pending:
+        if not isinstance(task, Task):
+            raise TaskError(f"expected a sandbox.Task, got {type(task).__name__}")
+        tid = next(self._tids)
+        steps, convert, convert_kwargs = task.wire()
+        try:
+            packet = codec.encode_packet([tid, steps, convert, convert_kwargs], where="task")
+        except EncodeError as exc:
+            raise EncodeError(self._locate(task) or str(exc)) from None
+        timeout = task.timeout if task.timeout is not None else self.timeout
+        return _Pending(tid, task, packet, Future() if with_future else None, timeout)
+
+    @staticmethod
+    def _locate(task: Task) -> Optional[str]:
+        for index, step in enumerate(task.steps):
+            where = f"step {index} ({step.fn})"
+            found = codec.locate_unencodable(list(step.args), f"{where} args") or codec.locate_unencodable(
+                step.kwargs, f"{where} kwargs")
+            if found:
+                return found
+        return codec.locate_unencodable(task.convert_kwargs, "convert_kwargs")
+
+    def _enqueue(self, pendings: List[_Pending]) -> None:
+        with self._lock:
+            if self._stopping:
+                raise PoolClosedError("the pool is closed")
+            if self._broken:
+                raise PoolClosedError(f"the pool is broken: {self._broken}")
+            self._incoming.extend(pendings)
+            self._wake()
+
+    def _wake(self) -> None:
+        """Wake the manager thread (call with the lock held: the pipe closes under it)."""
+        if self._wake_w < 0:
+            return
+        try:
+            os.write(self._wake_w, b"\0")
+        except BlockingIOError:
+            pass  # the pipe is full: a wake-up is pending anyway
+
+    # ------------------------------------------------------------------------------------------
+    # the zygote
+
+    def _start_zygote(self) -> None:
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = dict(os.environ)
+        env.update(THREAD_ENV)
+        env.update(self._env)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
+        same_python = os.path.realpath(self.python) == os.path.realpath(sys.executable)
+        # The same interpreter gets our sys.path, so what imports here imports in workers.
+        sys_path = [os.path.abspath(p or os.curdir) for p in sys.path] if same_python else []
+        config = {"preload": list(self.preload), "start_method": self.start_method, "sys_path": sys_path}
+        log_path = os.path.join(self._root, "zygote.log")
+        with open(log_path, "ab") as log_file:
+            try:
+                self._zygote_proc = subprocess.Popen(
+                    [self.python, "-m", "sandbox.zygote", str(child.fileno()), json.dumps(config)],
+                    pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file,
+                    cwd=self._root, env=env, start_new_session=True,
+                )
+            except OSError as exc:
+                parent.close()
+                child.close()
+                raise ZygoteError(f"cannot start {self.python}: {exc}") from None
+        child.close()
+        self._ctrl = parent
+        ready = None
+        deadline = time.monotonic() + self._startup_timeout
+        try:
+            while ready is None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise ZygoteError(f"the zygote did not import {list(self.preload)} within "
+                                      f"{self._startup_timeout:.0f} s{self._zygote_log_tail()}")
+                parent.settimeout(remaining)
+                try:
+                    received = channel.recv_control(parent)
+                except socket.timeout:
+                    continue
+                except EOFError:
+                    code = self._zygote_proc.wait(timeout=5)
+                    raise ZygoteError(f"the zygote exited with status {code} before it was ready"
+                                      f"{self._zygote_log_tail()}") from None
+                message, fds = received  # type: ignore[misc]
+                for fd in fds:
+                    os.close(fd)
+                if message["t"] == "error":
+                    raise ZygoteError(f"the zygote failed to preload {list(self.preload)}: {message['error']}\n"
+                                      f"{message['traceback']}")
+                if message["t"] == "ready":
+                    ready = message
+        except BaseException:
+            self._stop_zygote()
+            raise
+        parent.settimeout(None)
+        self._selector.register(parent, selectors.EVENT_READ, ("zygote", None))
+        ready.pop("t")
+        ready["memory_mechanism"] = (
+            "RLIMIT_DATA = worker data size at start + memory_limit" if self.memory_limit is not None else None
+        )
+        self.info = ready
+        log.info("zygote %d ready: mode %s, %d thread(s), preload %s in %.2f s", ready["pid"], ready["mode"],
+                 ready["threads"], list(self.preload), ready["import_s"])
+        if ready["mode"] == "spawn":
+            log.warning("workers of preload set %s will be spawned (slow): %s", list(self.preload), ready["reason"])
+
+    def _zygote_log_tail(self) -> str:
+        tail = read_tail(os.path.join(self._root, "zygote.log"), 4096).strip()
+        return f"; its output ends with:\n{tail}" if tail else ""
+
+    def _stop_zygote(self) -> None:
+        if self._ctrl is not None:
+            try:
+                self._selector.unregister(self._ctrl)
+            except (KeyError, ValueError):
+                pass
+            try:
+                channel.send_control(self._ctrl, {"t": "quit"})
+            except OSError:
+                pass
+            self._ctrl.close()
+            self._ctrl = None
+        proc = self._zygote_proc
+        if proc is not None:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            self._zygote_proc = None
+
+    # ------------------------------------------------------------------------------------------
+    # the manager thread
+
+    def _manage(self) -> None:
+        try:
+            while self._step():
+                pass
+        except BaseException as exc:  # a sandbox bug: never leave a caller waiting forever
+            log.exception("sandbox pool manager failed")
+            self._broken = f"{type(exc).__name__}: {exc}"
+            self._fail_all(f"the sandbox pool failed: {self._broken}", type(exc))
+        finally:
+            self._cleanup()
+
+    def _step(self) -> bool:
+        """One turn of the loop; False when the pool is done."""
+        with self._lock:
+            incoming, self._incoming = self._incoming, []
+            stopping, cancel = self._stopping, self._cancel
+        if incoming:
+            self.stats["submitted"] += len(incoming)
+            if cancel:
+                for p in incoming:
+                    self._resolve(p, self._cancelled(p))
+            else:
+                self._queue.extend(incoming)
+        if cancel:
+            if self._cancel_deadline is None:
+                self._begin_cancel()
+            if not self._workers_busy() or time.monotonic() > self._cancel_deadline:  # type: ignore[operator]
+                self._abandon_inflight()
+                return False
+        elif self._broken:
+            self._fail_all(self._broken, WorkerStartError)
+            if stopping:
+                return False
+        elif stopping and not self._queue and not self._confirm_q and not self._workers_busy():
+            return False
+        if not cancel and not self._broken:
+            self._dispatch()
+        for key, _ in self._selector.select(self._next_timer(time.monotonic())):
+            kind, worker = key.data
+            if kind == "wake":
+                self._drain_wake()
+            elif kind == "sock":
+                self._read_worker(worker)
+            elif kind == "pidfd":
+                self._on_pidfd(worker)
+            elif kind == "zygote":
+                self._read_zygote()
+        self._check_timers(time.monotonic())
+        return True
+
+    def _drain_wake(self) -> None:
+        try:
+            while os.read(self._wake_r, 4096):
+                pass
+        except BlockingIOError:
+            pass
+
+    def _workers_busy(self) -> bool:
+        return any(w.inflight for w in self._workers.values())
+
+    # --- workers: start, dispatch, retire ------------------------------------------------------
+
+    def _live(self) -> List[_Worker]:
+        return [w for w in self._workers.values() if w.state in (_STARTING, _IDLE, _BUSY)]
+
+    def _surplus(self) -> bool:
+        """More live workers than wanted (after a confirmation's extra worker)."""
+        return len(self._live()) > self.workers + self.spares + (1 if self._confirm_q else 0)
+
+    def _ensure_workers(self) -> None:
+        # a worker that has been given its last task no longer counts: its successor forks now,
+        # so no worker slot sits empty while the successor starts
+        live = [w for w in self._live() if not w.retire_after and (
+            self.max_tasks_per_worker is None or w.dispatched < self.max_tasks_per_worker)]
+        target = self.workers + self.spares
+        if self._stopping and not self._queue and not self._confirm_q:
+            target = 0
+        if self._confirm_q and not any(w.dispatched == 0 and w.state in (_STARTING, _IDLE) for w in live):
+            target = max(target, len(live) + 1)  # a fresh worker for the confirmation run
+        for _ in range(target - len(live)):
+            self._spawn_worker()
+
+    def _spawn_worker(self) -> None:
+        if self._ctrl is None:
+            return
+        wid = next(self._wids)
+        workdir = os.path.join(self._root, f"w{wid}")
+        os.mkdir(workdir, 0o700)
+        page_path = os.path.join(workdir, PROGRESS_FILE)
+        fd = os.open(page_path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.ftruncate(fd, PROGRESS_SIZE)
+        finally:
+            os.close(fd)
+        progress = ProgressPage(page_path)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        worker = _Worker(wid, ours, workdir, progress)
+        config = {
+            "workdir": workdir, "capture_limit": self.capture_limit, "memory_limit": self.memory_limit,
+            "file_size_limit": self.file_size_limit,
+        }
+        try:
+            channel.send_control(self._ctrl, {"t": "spawn", "wid": wid, "config": config}, [theirs.fileno()])
+        except OSError as exc:
+            log.error("cannot reach the zygote: %s", exc)
+            ours.close()
+            theirs.close()
+            progress.close()
+            shutil.rmtree(workdir, ignore_errors=True)
+            return
+        theirs.close()
+        self._workers[wid] = worker
+        self._selector.register(ours, selectors.EVENT_READ, ("sock", worker))
+        self.stats["worker_starts"] += 1
+
+    def _dispatch(self) -> None:
+        self._ensure_workers()
+        busy = sum(1 for w in self._workers.values() if w.state == _BUSY)
+        live = min(self.workers, len(self._live()))
+        # workers that ran tasks before are fed first: fresh ones (spares) stay fresh for
+        # confirmation runs and step in when a slot frees up
+        for w in sorted(self._workers.values(), key=lambda w: w.dispatched == 0):
+            if w.kill_reason is not None or w.retire_after:
+                continue
+            if w.state == _IDLE:
+                if self._confirm_q and w.dispatched == 0:
+                    self._send(w, [self._confirm_q.popleft()])
+                    continue
+                if busy >= self.workers:
+                    continue
+                busy += 1
+                budget = _BATCH_BYTES
+            elif w.state == _BUSY and self._queue and len(w.frames) < 2:
+                # Keep one frame queued behind the running one, so the worker never waits a
+                # round trip for work; only what fits in the socket buffer, so this cannot block.
+                budget = _PIPELINE_BYTES - sum(p.nbytes for p in w.inflight)
+                if budget <= 0:
+                    continue
+            else:
+                continue
+            if not self._queue:
+                continue
+            limit = min(self.batch_size, max(1, math.ceil(len(self._queue) / max(1, live))))
+            if self.max_tasks_per_worker is not None:
+                limit = min(limit, self.max_tasks_per_worker - w.dispatched)
+            batch: List[_Pending] = []
+            size = 0
+            while self._queue and len(batch) < limit:
+                p = self._queue[0]
+                if p.future is not None and not p.started:
+                    if not p.future.set_running_or_notify_cancel():
+                        self._queue.popleft()  # cancelled by its submitter
+                        continue
+                    p.started = True
+                if (size + p.nbytes > budget or p.nbytes > _SOLO_BYTES) and (batch or w.state == _BUSY):
+                    break
+                batch.append(self._queue.popleft())
+                size += p.nbytes
+                if p.nbytes > _SOLO_BYTES:
+                    break  # a large task travels alone
+            if batch:
+                self._send(w, batch)
+
+    def _send(self, w: _Worker, batch: List[_Pending]) -> None:
+        was_idle = not w.inflight
+        w.inflight.extend(batch)
+        w.frames.append(len(batch))
+        w.dispatched += len(batch)
+        w.state = _BUSY
+        if was_idle:
+            timeouts = [p.timeout for p in batch if p.timeout is not None]
+            w.next_check = time.monotonic() + min(timeouts) if timeouts else None
+        try:
+            channel.send_packets(w.sock, [p.packet for p in batch])
+        except OSError:
+            # the worker died before it read the whole frame, so it ran none of these
+            for p in batch:
+                w.inflight.remove(p)
+            w.frames.pop()
+            self._requeue(batch)
+            w.state = _DYING
+            w.exit_deadline = time.monotonic() + _EXIT_WAIT
+
+    def _requeue(self, pendings: Sequence[_Pending]) -> None:
+        for p in reversed(pendings):
+            (self._confirm_q if p.confirm_of is not None else self._queue).appendleft(p)
+
+    def _retire(self, w: _Worker) -> None:
+        """Tell the worker to exit (an empty frame: EOF alone is not enough when a fork of this
+        process holds a copy of the socket); the zygote reports its exit."""
+        w.state = _RETIRING
+        w.exit_deadline = time.monotonic() + _EXIT_WAIT
+        try:
+            channel.send_packets(w.sock, [])
+        except OSError:
+            pass
+        self._unregister_sock(w)
+        w.sock.close()
+
+    def _unregister_sock(self, w: _Worker) -> None:
+        if w.registered:
+            w.registered = False
+            try:
+                self._selector.unregister(w.sock)
+            except (KeyError, ValueError):
+                pass
+
+    # --- events --------------------------------------------------------------------------------
+
+    def _read_worker(self, w: _Worker) -> None:
+        try:
+            frames = w.reader.read()
+        except EOFError:
+            self._unregister_sock(w)
+            if w.state not in (_DYING, _RETIRING):
+                w.state = _DYING
+                w.exit_deadline = time.monotonic() + _EXIT_WAIT
+            return
+        for frame in frames:
+            for header, buffers in channel.parse_frame(frame):
+                self._on_message(w, self._decode(w, header, buffers))
+        if frames and w.state == _BUSY and w.kill_reason is None:
+            self._arm(w, time.monotonic())
+
+    @staticmethod
+    def _decode(w: _Worker, header: memoryview, buffers: List[memoryview]) -> List[Any]:
+        try:
+            return codec.decode_packet(header, buffers)
+        except DecodeError as exc:
+            # the value (only) may fail here, e.g. an ml_dtypes array without ml_dtypes installed
+            message = codec.decode_packet(header, buffers, ext_fallback=True)
+            if not (isinstance(message, list) and message and message[0] == "r"):
+                raise ProtocolError(f"undecodable message from worker {w.wid}: {exc}") from None
+            message[2:6] = [Status.UNSERIALIZABLE.value, None, "sandbox.errors.DecodeError", str(exc)]
+            return message
+
+    def _on_message(self, w: _Worker, message: List[Any]) -> None:
+        kind = message[0]
+        if kind == "r":
+            self._on_result(w, message)
+        elif kind == "hello":
+            _, w.pid, w.data_limit, w.mode = message
+            if w.state == _STARTING:
+                w.state = _IDLE
+            self._start_failures = 0
+        elif kind == "frame_oom":
+            # the worker could not hold the next frame (it ran none of it)
+            batch = [w.inflight.popleft() for _ in range(w.frames.popleft())]
+            if not w.inflight:
+                w.state = _IDLE
+            if len(batch) == 1:
+                p = batch[0]
+                self._complete(p, Outcome(
+                    Status.OOM, error_type="MemoryError",
+                    error_message=f"the task's arguments ({message[1]} bytes) do not fit under the "
+                                  f"worker's memory limit", worker_pid=w.pid, task=p.task))
+            else:
+                for p in batch:
+                    p.nbytes = max(p.nbytes, _SOLO_BYTES + 1)  # retry each alone
+                self._requeue(batch)
+        else:
+            raise ProtocolError(f"unexpected message from worker {w.wid}: {kind!r}")
+
+    def _on_result(self, w: _Worker, message: List[Any]) -> None:
+        if not w.inflight:
+            raise ProtocolError(f"worker {w.wid} sent a result with no task in flight")
+        (_, tid, status, value, error_type, error_message, trace, failed_step, stdout, stderr, duration,
+         rss, tensors) = message
+        p = w.inflight.popleft()
+        if tid is not None and tid != p.tid:
+            raise ProtocolError(f"worker {w.wid} answered task {tid}, expected {p.tid}")
+        w.reported += 1
+        w.frames[0] -= 1
+        if not w.frames[0]:
+            w.frames.popleft()
+        if w.kill_reason == "timeout" and w.kill_tid == p.tid:
+            # past its deadline already (the SIGUSR1 dump may have cut a sleep short): a timeout,
+            # with the stack dump in its stderr
+            w.kill_tid = None
+            outcome = Outcome(
+                status=Status.TIMEOUT, error_message=f"killed after {p.timeout:g} s", stdout_tail=stdout,
+                stderr_tail=stderr, duration_s=time.monotonic() - w.kill_started_at, max_rss_bytes=rss,
+                worker_pid=w.pid, task=p.task,
+            )
+        else:
+            outcome = Outcome(
+                status=_STATUSES[status], value=value, error_type=error_type, error_message=error_message,
+                traceback=trace, failed_step=failed_step, stdout_tail=stdout, stderr_tail=stderr,
+                duration_s=duration, max_rss_bytes=rss, worker_pid=w.pid,
+                tensors=tuple(TensorInfo(*t) for t in tensors) if tensors else (), task=p.task,
+            )
+            if outcome.status == Status.OOM:
+                w.retire_after = True  # a worker that hit its limit may be fragmented: replace it
+        if not w.inflight and w.state == _BUSY:
+            w.state = _IDLE
+            w.next_check = None
+            if w.kill_reason is None and (
+                    w.retire_after or self._surplus()
+                    or (self.max_tasks_per_worker is not None and w.dispatched >= self.max_tasks_per_worker)):
+                self._retire(w)
+        self._complete(p, outcome)
+
+    def _on_pidfd(self, w: _Worker) -> None:
+        if w.dead_at is None:
+            w.dead_at = time.monotonic()
+        self._close_pidfd(w)
+        if w.state not in (_DYING, _RETIRING):
+            w.state = _DYING
+        if w.exit_deadline is None:
+            w.exit_deadline = time.monotonic() + _EXIT_WAIT
+
+    def _close_pidfd(self, w: _Worker) -> None:
+        if w.pidfd is not None:
+            try:
+                self._selector.unregister(w.pidfd)
+            except (KeyError, ValueError):
+                pass
+            os.close(w.pidfd)
+            w.pidfd = None
+
+    def _read_zygote(self) -> None:
+        while self._ctrl is not None:
+            try:
+                received = channel.recv_control(self._ctrl, block=False)
+            except EOFError:
+                self._zygote_died()
+                return
+            if received is None:
+                return
+            message, fds = received
+            for fd in fds:
+                os.close(fd)
+            kind = message["t"]
+            w = self._workers.get(message.get("wid", -1))
+            if kind == "spawned" and w is not None:
+                w.pid = message["pid"]
+                w.mode = message["mode"]
+                try:
+                    w.pidfd = os.pidfd_open(w.pid)
+                    self._selector.register(w.pidfd, selectors.EVENT_READ, ("pidfd", w))
+                except (OSError, AttributeError):
+                    w.pidfd = None  # already gone (the exit report follows) or no pidfd support
+            elif kind == "exited" and w is not None:
+                self._finalize(w, message["status"], message["maxrss"])
+            elif kind == "spawn_failed" and w is not None:
+                log.error("the zygote could not start a worker: %s", message["error"])
+                self._last_start_error = message["error"]
+                self._start_failed()
+                self._finalize(w, None, None)
+            elif kind == "mode":
+                log.warning("preload set %s switches to %s mode: %s", list(self.preload), message["mode"],
+                            message["reason"])
+                self.info = dict(self.info, mode=message["mode"], reason=message["reason"])
+
+    def _start_failed(self) -> None:
+        self._start_failures += 1
+        if self._start_failures >= _START_FAILURES and not self._broken:
+            self._broken = (f"{self._start_failures} workers in a row died before accepting work; "
+                            f"last error: {self._last_start_error or 'unknown'}")
+            log.error("%s", self._broken)
+
+    def _zygote_died(self) -> None:
+        proc = self._zygote_proc
+        code = proc.wait() if proc is not None else None
+        log.error("the zygote of %s died (status %s)%s", list(self.preload), code, self._zygote_log_tail())
+        if self._ctrl is not None:
+            self._selector.unregister(self._ctrl)
+            self._ctrl.close()
+            self._ctrl = None
+        self._zygote_proc = None
+        # its workers die with it (PDEATHSIG); their tasks did nothing wrong
+        for w in list(self._workers.values()):
+            self._hard_kill(w)
+            innocent = list(w.inflight)
+            w.inflight.clear()
+            self._requeue(innocent)
+            self._finalize(w, None, None)
+        if self._cancel or (self._stopping and not self._queue):
+            return
+        if self._zygote_restarts >= _ZYGOTE_RESTARTS:
+            self._broken = f"the zygote died {self._zygote_restarts + 1} times (status {code})"
+            return
+        self._zygote_restarts += 1
+        try:
+            self._start_zygote()
+        except ZygoteError as exc:
+            self._broken = str(exc)
+
+    # --- deaths --------------------------------------------------------------------------------
+
+    def _finalize(self, w: _Worker, wait_status: Optional[int], max_rss: Optional[int]) -> None:
+        """The worker is gone: attribute its death, re-queue the other tasks, clean up."""
+        if w.registered:
+            try:
+                for frame in w.reader.read():  # results it sent before dying
+                    for header, buffers in channel.parse_frame(frame):
+                        self._on_message(w, self._decode(w, header, buffers))
+            except EOFError:
+                pass
+            self._unregister_sock(w)
+        if w.state == _STARTING and wait_status is not None:
+            self._last_start_error = (f"worker exited with status {wait_status} before its hello"
+                                      + self._worker_stderr(w))
+            self._start_failed()
+        w.sock.close()
+        self._close_pidfd(w)
+        dead_at = w.dead_at or time.monotonic()
+        index, started_at = w.running()
+        pendings = list(w.inflight)
+        w.inflight.clear()
+        w.frames.clear()
+        culprit: Optional[_Pending] = None
+        if w.kill_reason == "timeout":
+            culprit = next((p for p in pendings if p.tid == w.kill_tid), None)
+            started_at = w.kill_started_at
+        elif index >= 0:
+            culprit = pendings[index]
+        others = [p for p in pendings if p is not culprit]
+        if self._cancel:
+            for p in others:
+                self._resolve(p, self._cancelled(p))
+        else:
+            self._requeue(others)  # finished-but-unreported, and never started: run them again
+        if culprit is not None:
+            stdout = read_tail(os.path.join(w.workdir, STDOUT_FILE), self.capture_limit)
+            stderr = read_tail(os.path.join(w.workdir, STDERR_FILE), self.capture_limit)
+            status, sig, name, code = classify.death_status(
+                wait_status, kill_reason=w.kill_reason, max_rss=max_rss, memory_ceiling=w.data_limit,
+                stderr_tail=stderr)
+            outcome = Outcome(
+                status=status, signal=sig, signal_name=name, exit_code=code, stdout_tail=stdout,
+                stderr_tail=stderr, duration_s=max(0.0, dead_at - started_at), max_rss_bytes=max_rss,
+                worker_pid=w.pid, task=culprit.task,
+            )
+            if status == Status.TIMEOUT:
+                outcome.error_message = f"killed after {culprit.timeout:g} s"
+            elif wait_status is None and status == Status.CRASHED:
+                outcome.error_message = "the worker vanished (its exit status is unknown)"
+            self.stats["deaths"] += 1
+            if status == Status.CANCELLED:
+                self._resolve(culprit, outcome)
+            else:
+                self._complete(culprit, outcome)
+        elif w.state not in (_RETIRING, _STARTING) and wait_status is not None and w.kill_reason is None:
+            log.warning("worker %s (pid %s) exited while idle with status %s", w.wid, w.pid, wait_status)
+        w.progress.close()
+        shutil.rmtree(w.workdir, ignore_errors=True)
+        self._workers.pop(w.wid, None)
+
+    def _worker_stderr(self, w: _Worker) -> str:
+        tail = read_tail(os.path.join(w.workdir, STDERR_FILE), 2048).strip()
+        return f"; stderr: {tail}" if tail else ""
+
+    # --- timers --------------------------------------------------------------------------------
+
+    def _next_timer(self, now: float) -> Optional[float]:
+        nearest = math.inf
+        for w in self._workers.values():
+            if w.kill_at is not None:
+                nearest = min(nearest, w.kill_at)
+            elif w.next_check is not None and w.state == _BUSY and w.kill_reason is None:
+                nearest = min(nearest, w.next_check)
+            if w.exit_deadline is not None:
+                nearest = min(nearest, w.exit_deadline)
+        if self._cancel_deadline is not None:
+            nearest = min(nearest, self._cancel_deadline)
+        return None if nearest == math.inf else max(0.0, nearest - now)
+
+    def _check_timers(self, now: float) -> None:
+        for w in list(self._workers.values()):
+            if w.kill_at is not None and now >= w.kill_at:
+                w.kill_at = None
+                self._hard_kill(w)
+            elif (w.state == _BUSY and w.kill_reason is None and w.next_check is not None
+                  and now >= w.next_check):
+                self._read_worker(w)  # results first (this also re-arms)
+                if w.state == _BUSY and w.kill_reason is None:
+                    self._arm(w, now)
+            if w.exit_deadline is not None and now >= w.exit_deadline and w.wid in self._workers:
+                # no exit report came (it should within milliseconds): finish without a status
+                log.warning("no exit report for worker %s (pid %s); finalizing without one", w.wid, w.pid)
+                self._hard_kill(w)
+                self._finalize(w, None, None)
+
+    def _arm(self, w: _Worker, now: float) -> None:
+        """Set the worker's next deadline check from its progress page; kill it if the running
+        task is past its limit. A timer, not polling: it fires once per deadline."""
+        index, started_at = w.running()
+        if index >= 0:
+            p = w.inflight[index]
+            if p.timeout is not None:
+                deadline = started_at + p.timeout
+                if now >= deadline:
+                    self._begin_kill(w, "timeout", p, started_at)
+                else:
+                    w.next_check = deadline
+                return
+        # between tasks, or running one without a limit: the next task to start may have one
+        rest = [p.timeout for p in itertools.islice(w.inflight, index + 1, None) if p.timeout is not None]
+        w.next_check = now + min(rest) if rest else None
+
+    def _begin_kill(self, w: _Worker, reason: str, p: Optional[_Pending] = None, started_at: float = 0.0) -> None:
+        w.kill_reason = reason
+        w.kill_tid = p.tid if p is not None else None
+        w.kill_started_at = started_at
+        w.next_check = None
+        if reason == "timeout" and self.kill_grace > 0 and w.pid is not None:
+            self._signal(w, signal.SIGUSR1)  # faulthandler dumps the stuck stack to stderr
+            w.kill_at = time.monotonic() + self.kill_grace
+        else:
+            self._hard_kill(w)
+
+    def _hard_kill(self, w: _Worker) -> None:
+        if w.pid is None:
+            return
+        try:
+            os.killpg(w.pid, signal.SIGKILL)  # the worker leads its own group: its children too
+        except OSError:
+            pass
+        self._signal(w, signal.SIGKILL)
+        if w.exit_deadline is None:
+            w.exit_deadline = time.monotonic() + _EXIT_WAIT
+
+    def _signal(self, w: _Worker, sig: int) -> None:
+        try:
+            if w.pidfd is not None:
+                signal.pidfd_send_signal(w.pidfd, sig)  # no pid-reuse race
+            elif w.pid is not None:
+                os.kill(w.pid, sig)
+        except OSError:
+            pass
+
+    # --- resolution ----------------------------------------------------------------------------
+
+    def _complete(self, p: _Pending, outcome: Outcome) -> None:
+        """A run of ``p`` ended: confirm it, finish a confirmation, or resolve it."""
+        if p.confirm_of is not None:
+            original, first = p.confirm_of
+            first.confirmed = outcome.status == first.status
+            first.confirm_status = outcome.status
+            self.stats["confirm_runs"] += 1
+            self._resolve(original, first)
+        elif self.confirm and outcome.status in CONFIRMABLE and not self._cancel:
+            # same id: the packet carries it, and the first run is no longer in flight
+            rerun = _Pending(p.tid, p.task, p.packet, None, p.timeout)
+            rerun.started = True
+            rerun.confirm_of = (p, outcome)
+            self._confirm_q.append(rerun)
+        else:
+            self._resolve(p, outcome)
+
+    def _resolve(self, p: _Pending, outcome: Outcome) -> None:
+        if p.confirm_of is not None:  # a confirmation that will not run: report the first run
+            original, first = p.confirm_of
+            self._resolve(original, first)
+            return
+        self.stats[outcome.status.value] += 1
+        if p.future is not None:
+            try:
+                p.future.set_result(outcome)
+            except InvalidStateError:
+                pass  # cancelled by its submitter
+        group = p.group
+        if group is not None:
+            group.outcomes[p.slot] = outcome
+            group.remaining -= 1
+            if not group.remaining:
+                group.done.set()
+
+    def _cancelled(self, p: _Pending, reason: str = "the pool was closed before the task finished",
+                   error_type: Optional[str] = None) -> Outcome:
+        return Outcome(Status.CANCELLED, error_type=error_type, error_message=reason, task=p.task)
+
+    def _begin_cancel(self) -> None:
+        self._cancel_deadline = time.monotonic() + _EXIT_WAIT
+        for p in list(self._queue) + list(self._confirm_q):
+            self._resolve(p, self._cancelled(p))
+        self._queue.clear()
+        self._confirm_q.clear()
+        for w in list(self._workers.values()):
+            if w.inflight:
+                self._begin_kill(w, "cancel")
+                if w.pid is None:  # not started yet: nothing ran
+                    for p in w.inflight:
+                        self._resolve(p, self._cancelled(p))
+                    w.inflight.clear()
+
+    def _abandon_inflight(self) -> None:
+        for w in list(self._workers.values()):
+            for p in w.inflight:
+                self._resolve(p, self._cancelled(p))
+            w.inflight.clear()
+
+    def _fail_all(self, reason: str, error: type) -> None:
+        error_type = f"{error.__module__}.{error.__qualname__}"
+        pendings = list(self._queue) + list(self._confirm_q)
+        with self._lock:
+            pendings += self._incoming
+            self._incoming = []
+        for w in self._workers.values():
+            pendings += list(w.inflight)
+            w.inflight.clear()
+        self._queue.clear()
+        self._confirm_q.clear()
+        for p in pendings:
+            self._resolve(p, self._cancelled(p, reason, error_type))
+
+    # --- teardown ------------------------------------------------------------------------------
+
+    def _cleanup(self) -> None:
+        for w in list(self._workers.values()):
+            if w.inflight:
+                self._hard_kill(w)
+            elif w.registered:
+                try:
+                    channel.send_packets(w.sock, [])  # idle: exit now
+                except OSError:
+                    pass
+            w.sock.close()
+            self._close_pidfd(w)
+            w.progress.close()
+        self._workers.clear()
+        self._stop_zygote()
+        with self._lock:
+            self._stopping = True
+        try:
+            self._selector.close()
+        except (OSError, ValueError):
+            pass
+        with self._lock:
+            for fd in (self._wake_r, self._wake_w):
+                os.close(fd)
+            self._wake_r = self._wake_w = -1
+        shutil.rmtree(self._root, ignore_errors=True)
+
+
+def _close_at_exit(ref: "weakref.ref[SandboxPool]") -> None:
+    pool = ref()
+    if pool is not None:
+        pool.close(wait=False)

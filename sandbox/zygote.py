@@ -1,0 +1,244 @@
+"""The zygote: imports a preload set once, runs no op, and starts workers on request.
+
+The pool starts one zygote per preload set (``python -m sandbox.zygote``, possibly under another
+interpreter) with the compute thread pools held to one thread through the environment
+(:data:`THREAD_ENV`). The zygote imports the modules, applies the few single-thread settings
+that exist only as API calls (TensorFlow's), and then only waits on its control socket.
+Forking a process that imported these libraries but ran nothing is safe; forking one with more
+than one thread is not (a lock held by another thread stays locked forever in the child), so
+the zygote counts its threads before every fork and, if there is more than one, switches to
+*spawn* mode: it starts ``python -m sandbox.worker``, which imports the set itself (seconds
+instead of milliseconds), and tells the pool.
+
+The zygote reaps its workers and reports each exit (wait status, peak RSS) to the pool, which
+uses it to classify deaths. It never initialises CUDA: importing torch, TensorFlow or JAX
+does not, and nothing else runs here.
+
+Runs under other interpreters too: Python 3.9 syntax.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import time
+import traceback
+from typing import Any, Callable, Dict, List, Optional
+
+from . import channel
+
+#: set in the zygote's environment before any import (inherited by workers)
+THREAD_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "VECLIB_MAXIMUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "NUMBA_NUM_THREADS": "1",
+    "NUMBA_THREADING_LAYER": "workqueue",
+    "TF_NUM_INTRAOP_THREADS": "1",
+    "TF_NUM_INTEROP_THREADS": "1",
+    "TF_CPP_MIN_LOG_LEVEL": "2",
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+}
+
+
+def _tensorflow_single_thread(module: Any) -> None:
+    # configuration only: sets the sizes of pools that are created later; runs no op
+    module.config.threading.set_intra_op_parallelism_threads(1)
+    module.config.threading.set_inter_op_parallelism_threads(1)
+
+
+#: settings that exist only as calls, applied when the module is loaded after the preload
+SINGLE_THREAD_HOOKS: Dict[str, Callable[[Any], None]] = {
+    "tensorflow": _tensorflow_single_thread,
+}
+
+
+def thread_count() -> int:
+    """Threads of this process (Linux)."""
+    return len(os.listdir("/proc/self/task"))
+
+
+def preload_modules(names: List[str]) -> Dict[str, Optional[str]]:
+    """Import ``names`` and apply the single-thread hooks; returns each module's version."""
+    versions: Dict[str, Optional[str]] = {}
+    for name in names:
+        module = importlib.import_module(name)
+        versions[name] = getattr(module, "__version__", None)
+    for name, hook in SINGLE_THREAD_HOOKS.items():
+        if name in sys.modules:
+            hook(sys.modules[name])
+    return versions
+
+
+class Zygote:
+    """The zygote's control loop (in the zygote process)."""
+
+    def __init__(self, ctrl: socket.socket, config: Dict[str, Any]) -> None:
+        self.ctrl = ctrl
+        self.config = config
+        self.mode = "fork"
+        self.reason = ""
+        self.children: Dict[int, int] = {}  # pid -> worker id
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+        os.set_blocking(self._wake_r, False)
+
+    def start(self) -> None:
+        start = time.perf_counter()
+        try:
+            versions = preload_modules(self.config["preload"])
+        except BaseException as exc:
+            channel.send_control(self.ctrl, {
+                "t": "error", "error": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc()[-8192:],
+            })
+            os._exit(1)
+        import_s = time.perf_counter() - start
+        threads = thread_count()
+        method = self.config["start_method"]
+        if method == "spawn":
+            self.mode, self.reason = "spawn", "start_method='spawn'"
+        elif threads > 1:
+            if method == "fork":
+                channel.send_control(self.ctrl, {
+                    "t": "error", "error": f"cannot fork safely: the zygote has {threads} threads after its imports",
+                    "traceback": "",
+                })
+                os._exit(1)
+            self.mode, self.reason = "spawn", f"{threads} threads after the imports"
+        channel.send_control(self.ctrl, {
+            "t": "ready", "pid": os.getpid(), "mode": self.mode, "reason": self.reason,
+            "threads": threads, "import_s": import_s, "versions": versions,
+            "python": sys.executable, "python_version": sys.version.split()[0],
+        })
+
+    def loop(self) -> None:
+        signal.signal(signal.SIGCHLD, lambda *_: None)  # the wakeup fd does the work
+        signal.set_wakeup_fd(self._wake_w)
+        while True:
+            readable, _, _ = select.select([self.ctrl, self._wake_r], [], [])
+            if self._wake_r in readable:
+                try:
+                    os.read(self._wake_r, 4096)
+                except BlockingIOError:
+                    pass
+                self.reap()
+            if self.ctrl in readable:
+                while True:
+                    try:
+                        received = channel.recv_control(self.ctrl, block=False)
+                    except EOFError:
+                        self.shutdown()
+                        return
+                    if received is None:
+                        break
+                    message, fds = received
+                    if message["t"] == "spawn":
+                        self.spawn(message["wid"], fds[0], message["config"])
+                    elif message["t"] == "quit":
+                        self.shutdown()
+                        return
+
+    def spawn(self, wid: int, sock_fd: int, config: Dict[str, Any]) -> None:
+        if self.mode == "fork":
+            threads = thread_count()
+            if threads > 1:
+                self.mode, self.reason = "spawn", f"{threads} threads before a fork"
+                channel.send_control(self.ctrl, {"t": "mode", "mode": self.mode, "reason": self.reason})
+        config = dict(config, parent_pid=os.getpid(), mode=self.mode)
+        try:
+            if self.mode == "fork":
+                pid = os.fork()
+                if pid == 0:
+                    self._become_worker(sock_fd, config)
+            else:
+                pid = self._spawn_worker(sock_fd, config)
+        except OSError as exc:
+            os.close(sock_fd)
+            channel.send_control(self.ctrl, {"t": "spawn_failed", "wid": wid, "error": str(exc)})
+            return
+        os.close(sock_fd)
+        self.children[pid] = wid
+        channel.send_control(self.ctrl, {"t": "spawned", "wid": wid, "pid": pid, "mode": self.mode})
+
+    def _become_worker(self, sock_fd: int, config: Dict[str, Any]) -> None:
+        """In the forked child: drop the zygote's state and run the worker (never returns)."""
+        try:
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            self.ctrl.close()
+            os.close(self._wake_r)
+            os.close(self._wake_w)
+            from .worker import run_worker
+
+            run_worker(sock_fd, config)
+        finally:
+            os._exit(72)
+
+    def _spawn_worker(self, sock_fd: int, config: Dict[str, Any]) -> int:
+        config = dict(config, preload=self.config["preload"], sys_path=self.config.get("sys_path") or [])
+        os.set_inheritable(sock_fd, True)
+        argv = [sys.executable, "-m", "sandbox.worker", str(sock_fd), json.dumps(config)]
+        return os.posix_spawn(sys.executable, argv, os.environ)
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            wid = self.children.pop(pid, None)
+            if wid is not None:
+                channel.send_control(self.ctrl, {
+                    "t": "exited", "wid": wid, "pid": pid, "status": status,
+                    "maxrss": usage.ru_maxrss * 1024,
+                })
+
+    def shutdown(self) -> None:
+        """Stop: idle workers exit on their own when the pool closes their sockets; kill the rest."""
+        deadline = time.monotonic() + 1.0
+        while self.children and time.monotonic() < deadline:
+            self.reap()
+            if self.children:
+                time.sleep(0.01)  # only while shutting down: at most a second
+        for pid in list(self.children):
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        deadline = time.monotonic() + 5.0
+        while self.children and time.monotonic() < deadline:
+            try:
+                pid, _ = os.waitpid(-1, 0)
+            except ChildProcessError:
+                break
+            self.children.pop(pid, None)
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """``python -m sandbox.zygote <control-fd> <config-json>`` (started by the pool)."""
+    args = sys.argv[1:] if argv is None else argv
+    ctrl = socket.socket(fileno=int(args[0]))
+    config = json.loads(args[1])
+    sys.path[:0] = [p for p in config.get("sys_path") or [] if p not in sys.path]
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    zygote = Zygote(ctrl, config)
+    zygote.start()
+    try:
+        zygote.loop()
+    except (BrokenPipeError, ConnectionResetError):
+        zygote.shutdown()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
