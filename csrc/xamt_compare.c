@@ -350,6 +350,7 @@ static void load_int(int code, const void *src, int64_t j0, int m, unsigned char
 
 #define XC_ABS64 INT64_C(0x7FFFFFFFFFFFFFFF)
 #define XC_EXP64 INT64_C(0x7FF0000000000000)
+#define XC_MINNORM64 INT64_C(0x0010000000000000) /* bits of DBL_MIN */
 
 static inline int64_t dbits(double x) { int64_t b; memcpy(&b, &x, sizeof b); return b; }
 static inline double bitsd(int64_t b) { double x; memcpy(&x, &b, sizeof x); return x; }
@@ -437,9 +438,9 @@ typedef struct {
         int a, j;                                                                              \
         for (a = 0; a < (KA); a++) { x[a] = xs[a]; mx[a] = 0; }                                \
         for (j = 0; j < m; j++) {                                                              \
-            double v[KA], R, ar, thr, um, wd, pu;                                              \
+            double v[KA], R, ar, thr, um;                                                      \
             KT kk[KA];                                                                         \
-            int64_t w = 0, c;                                                                  \
+            int64_t w = 0, c, pb;                                                              \
             _Pragma("GCC unroll 8") for (a = 0; a < (KA); a++) {                               \
                 v[a] = (double)x[a][j];                                                        \
                 kk[a] = key_##SFX(x[a][j]);                                                    \
@@ -454,11 +455,13 @@ typedef struct {
                 mx[a] = max_d(mx[a], d);                                                       \
                 w = max_d(w, d);                                                               \
             }                                                                                  \
-            wd = bitsd(w);                                                                     \
-            pu = Mp * um;                                                                      \
-            c = (int64_t)(wd >= Mr * ar) | (int64_t)(wd >= Mu * thr) | (int64_t)(wd > pu)      \
-                | ((int64_t)(wd == pu) & (int64_t)(pu < DBL_MIN));                             \
-            anyc |= (int64_t)(wd > 0.0) & c;                                                   \
+            /* all operands are >= 0 (or NaN, whose bits exceed +inf's): compare as integers;  \
+             * pb - 1 turns "w > pu" into "w >= pu" where pu is subnormal (maybe rounded) */    \
+            pb = dbits(Mp * um);                                                               \
+            pb -= (int64_t)(pb < XC_MINNORM64);                                                \
+            c = (int64_t)(w >= dbits(Mr * ar)) | (int64_t)(w >= dbits(Mu * thr))               \
+                | (int64_t)(w > pb);                                                           \
+            anyc |= (int64_t)(w != 0) & c;                                                     \
         }                                                                                      \
         for (a = 0; a < (KA); a++) mxo[a] = mx[a];                                             \
         return anyc != 0;                                                                      \
