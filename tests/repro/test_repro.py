@@ -1,0 +1,71 @@
+import numpy as np
+import pytest
+
+from xamt.libraries.registry import Registry
+from xamt.matching.model import ArgSpec, ArgumentPlan, Member
+from xamt.repro import ReproSpec, decode_inputs, encode_inputs, render, verify, write
+
+
+def fn_member(lib, target, tensor_param="a", axis_kw="axis"):
+    plan = ArgumentPlan(args=[ArgSpec(slot=0, param=tensor_param, position=0, transform="tensor"),
+                              ArgSpec(slot=1, param=axis_kw, keyword=axis_kw)])
+    return Member(library=lib, qualname=target.replace(":", "."), target=target, kind="function",
+                  call="function", plan=plan)
+
+
+def adapters():
+    return {a.name: a for a in Registry()}
+
+
+def test_inputs_round_trip_bit_exact():
+    import ml_dtypes
+
+    vals = {0: np.array([np.nan, -0.0, 1e-45, np.inf], np.float32), 1: 1, 2: (0, 1),
+            3: np.dtype("int8"), 4: [np.arange(3), np.ones((2, 2), np.complex64)],
+            5: np.array([1.5], ml_dtypes.bfloat16), 6: 2.5, 7: None}
+    back = decode_inputs(encode_inputs(vals))
+    assert back[0].tobytes() == vals[0].tobytes() and back[1] == 1 and back[2] == (0, 1)
+    assert back[3] == np.dtype("int8") and back[4][1].dtype == np.complex64
+    assert back[5].dtype == vals[5].dtype and back[6] == 2.5 and back[7] is None
+
+
+def spec_for(members, expect="value", outlier=1, reference=0):
+    ad = adapters()
+    x = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.5]], np.float32)
+    vals = {0: x, 1: 1}
+    calls = [(m.qualname, m, ad[m.library], vals) for m in members]
+    return ReproSpec(title="test finding", header="numbers", calls=calls, normalisation=None,
+                     expect=expect, outlier=outlier, reference=reference, rtol=1.3e-6, atol=1e-5), vals
+
+
+def test_script_reproduces_a_real_difference_and_not_an_agreement(tmp_path):
+    spec, vals = spec_for([fn_member("numpy", "numpy:sum"), fn_member("numpy", "numpy:prod")])
+    path = write(tmp_path / "diff", render(spec), [vals])
+    r = verify(path, expect="value", timeout=120)
+    assert r.reproduced and r.returncode == 1, r.output_tail
+    assert "numpy.prod" in r.output_tail and "REPRODUCED" in r.output_tail
+
+    spec, vals = spec_for([fn_member("numpy", "numpy:sum"), fn_member("numpy", "numpy:sum")])
+    path = write(tmp_path / "same", render(spec), [vals])
+    r = verify(path, expect="value", timeout=120)
+    assert not r.reproduced and r.returncode == 0, r.output_tail
+
+
+def test_script_calls_torch_literally_and_needs_no_xamt(tmp_path):
+    pytest.importorskip("torch")
+    spec, vals = spec_for([fn_member("numpy", "numpy:sum"), fn_member("torch", "torch:sum", "input", "dim")])
+    text = render(spec)
+    assert "torch.sum(G_torch.from_numpy(V[0]), dim=1)" in text
+    assert "import xamt" not in text and "from xamt" not in text
+    path = write(tmp_path / "t", text, [vals])
+    r = verify(path, expect="value", timeout=180, env={"PYTHONPATH": ""})
+    assert r.returncode == 0, r.output_tail  # numpy and torch agree on this input
+
+
+def test_status_expectation(tmp_path):
+    bad = fn_member("numpy", "numpy:sum")
+    bad.plan.args[1] = ArgSpec(slot=None, param="axis", keyword="axis", value=7)
+    spec, vals = spec_for([fn_member("numpy", "numpy:sum"), bad], expect="status")
+    path = write(tmp_path / "s", render(spec), [vals])
+    r = verify(path, expect="status", timeout=120)
+    assert r.reproduced, r.output_tail

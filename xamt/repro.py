@@ -1,0 +1,380 @@
+"""Reproducers: one standalone Python script per finding, plus its exact inputs, and their replay.
+
+A reproducer folder holds ``repro.py`` and ``inputs.msgpack``. The script needs numpy, msgpack
+and the libraries involved — not Xamt: the glue it needs (each library's numpy conversion, its
+compiled or ``out=`` call helper, the output normalisation) is copied into the script by
+:mod:`xamt.standalone` from the very functions the fuzzer ran, and every member call is written
+out as the literal library call (``torch.sum(T.from_numpy(V[0]), dim=1)``).
+
+The script prints each member's result and ends with exit status **1 when the divergence
+reproduces**, 0 when it does not, and 3 when it could not run (a missing library). A crash
+finding reproduces when the script itself dies from the same signal or runs past its timeout.
+:func:`verify` runs a script in a fresh process and reports whether it reproduced.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import msgpack
+import numpy as np
+
+from xamt.libraries.base import resolve_ref
+from xamt.standalone import standalone_source
+
+__all__ = ["ReproSpec", "render", "write", "spec_inputs", "verify", "VerifyResult", "encode_inputs",
+           "decode_inputs", "REPRODUCED", "NOT_REPRODUCED", "CANNOT_RUN"]
+
+REPRODUCED, NOT_REPRODUCED, CANNOT_RUN = 1, 0, 3
+
+_INVOKE = "xamt.libraries.invoke"
+
+
+# ---------------------------------------------------------------------------------- inputs
+def _enc(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        a = np.ascontiguousarray(value)
+        return {"k": "array", "dtype": a.dtype.name, "shape": list(a.shape), "data": a.tobytes()}
+    if isinstance(value, np.dtype):
+        return {"k": "dtype", "name": value.name}
+    if isinstance(value, np.generic):
+        return _enc(np.asarray(value))
+    if isinstance(value, list):
+        return {"k": "list", "items": [_enc(v) for v in value]}
+    if isinstance(value, tuple):
+        return {"k": "tuple", "items": [_enc(v) for v in value]}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return {"k": "literal", "value": value}
+    raise TypeError(f"cannot write an input of type {type(value).__name__} to a reproducer")
+
+
+def encode_inputs(values: Mapping[int, Any]) -> bytes:
+    """``inputs.msgpack`` content: plain msgpack maps (no extension types), bit-exact arrays."""
+    return msgpack.packb({str(k): _enc(v) for k, v in values.items()}, use_bin_type=True)
+
+
+# The same decoder is pasted into every script (kept here once, as source, and tested).
+_DECODER = '''
+def _dec(e):
+    k = e["k"]
+    if k == "array":
+        name = e["dtype"]
+        if name == "bfloat16":
+            import ml_dtypes
+            dt = np.dtype(ml_dtypes.bfloat16)
+        else:
+            dt = np.dtype(name)
+        return np.frombuffer(e["data"], dtype=dt).reshape(e["shape"]).copy()
+    if k == "dtype":
+        if e["name"] == "bfloat16":
+            import ml_dtypes
+            return np.dtype(ml_dtypes.bfloat16)
+        return np.dtype(e["name"])
+    if k == "list":
+        return [_dec(v) for v in e["items"]]
+    if k == "tuple":
+        return tuple(_dec(v) for v in e["items"])
+    return e["value"]
+
+
+def load_inputs(path):
+    with open(path, "rb") as f:
+        raw = msgpack.unpackb(f.read(), raw=False)
+    return {int(k): _dec(v) for k, v in raw.items()}
+'''
+
+
+def decode_inputs(blob: bytes) -> dict[int, Any]:
+    """Inverse of :func:`encode_inputs` (the decoder the scripts use)."""
+    ns: dict[str, Any] = {"np": np, "msgpack": msgpack}
+    exec(_DECODER, ns)
+    raw = msgpack.unpackb(blob, raw=False)
+    return {int(k): ns["_dec"](v) for k, v in raw.items()}
+
+
+# ---------------------------------------------------------------------------------- rendering
+class _Code(str):
+    """Source text that ``repr`` leaves as is (so it can sit inside args/kwargs containers)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+@dataclass
+class ReproSpec:
+    """What a reproducer runs and what it checks.
+
+    ``calls``: one per member to run, ``(label, member, adapter, values)``; ``values`` are the
+    materialised slot values that member gets (the float64 reference run gets upcast ones).
+    ``expect``: ``value`` (the ``outlier`` call differs from the ``reference`` call beyond
+    ``rtol``/``atol``), ``status`` (``outlier`` raises while ``reference`` returns, or the
+    reverse), ``internal`` (``outlier`` raises ``error_type``), ``crash`` (the process dies:
+    the crashing call runs last).
+    """
+
+    title: str
+    header: str
+    calls: list[tuple[str, Any, Any, dict[int, Any]]]
+    normalisation: str | None
+    expect: str
+    outlier: int
+    reference: int | None = None
+    rtol: float = 1e-5
+    atol: float = 1e-8
+    error_type: str | None = None
+
+
+def _slot_code(slot: int, value: Any, var: str, glue: str, tuple_slot: bool) -> Any:
+    if tuple_slot and value is not None and not isinstance(value, (tuple, list, np.ndarray)):
+        return (_slot_code(slot, value, var, glue, False),)
+    if isinstance(value, np.ndarray):
+        return _Code(f"{glue}.from_numpy({var}[{slot}])")
+    if isinstance(value, list) and value and all(isinstance(v, np.ndarray) for v in value):
+        return _Code(f"[{glue}.from_numpy(a) for a in {var}[{slot}]]")
+    if isinstance(value, np.dtype):
+        return _Code(f"{glue}.dtype({value.name!r})")
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    return _Code(f"{var}[{slot}]")
+
+
+def _args_code(args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
+    parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+    return ", ".join(parts)
+
+
+def _ref_expr(ref: str, imports: set[str]) -> str:
+    module, _, qual = ref.partition(":")
+    imports.add(f"import {module}")
+    return f"{module}.{qual}"
+
+
+def _call_code(member: Any, adapter: Any, values: Mapping[int, Any], var: str, glue: str,
+               imports: set[str], glue_fns: set[str]) -> str:
+    """The literal library call of ``member`` on slot values ``var[...]`` (mirrors the worker)."""
+    import dataclasses
+
+    plan = member.plan
+    tuple_slots = {a.slot for a in plan.args + plan.init_args if a.slot is not None and a.transform == "tuple"}
+    conv = {s: _slot_code(s, v, var, glue, s in tuple_slots) for s, v in values.items()}
+    # fixed dtype arguments become the library's dtype (as the worker does)
+    fixed = []
+    for specs in (plan.args, plan.init_args):
+        fixed.append([dataclasses.replace(a, value=_Code(f"{glue}.dtype({a.value!r})"))
+                      if a.slot is None and a.transform == "dtype" and isinstance(a.value, str)
+                      and adapter.dtype_ref else a for a in specs])
+    if fixed[0] or fixed[1]:
+        member = dataclasses.replace(member, plan=dataclasses.replace(plan, args=fixed[0], init_args=fixed[1]))
+    if adapter.dtype_ref:
+        glue_fns.add(adapter.dtype_ref)
+    target, args, kwargs = member.task(conv)
+    if target == f"{_INVOKE}:call_method":
+        method, receiver, *rest = args
+        return f"{receiver!r}.{method}({_args_code(rest, kwargs)})"
+    if target == f"{_INVOKE}:call_module":
+        cls_ref, init_kwargs, *rest = args
+        return f"{_ref_expr(cls_ref, imports)}({_args_code((), init_kwargs)})({_args_code(rest, kwargs)})"
+    if member.via and target == member.via:
+        glue_fns.add(member.via)
+        name = member.via.split(":")[1]
+        return f"{glue}.{name}({_args_code(args, kwargs)})"
+    return f"{_ref_expr(target, imports)}({_args_code(args, kwargs)})"
+
+
+def render(spec: ReproSpec) -> str:
+    """The reproducer script's text for ``spec``."""
+    from xamt.groups import normalise as norm_mod
+
+    imports: set[str] = set()
+    glue_of: dict[str, tuple[str, set[str]]] = {}
+    call_lines = []
+    for label, member, adapter, values in spec.calls:
+        glue_name, fns = glue_of.setdefault(adapter.name, (f"G_{adapter.name}", set()))
+        fns |= {adapter.from_numpy_ref, adapter.to_numpy_ref}
+        i = input_sets(spec).index(id(values))
+        var = f"V{i}" if i else "V"
+        code = _call_code(member, adapter, values, var, glue_name, imports, fns)
+        call_lines.append((label, adapter.name, glue_name, var, code))
+    glue_blocks = []
+    for lib, (glue_name, fns) in sorted(glue_of.items()):
+        src = standalone_source(*[resolve_ref(r) for r in sorted(fns)])
+        glue_blocks.append(f"# --- {lib}: conversion and call helpers, as the fuzzer ran them ---\n"
+                           f"{glue_name} = _glue({src!r})\n")
+    norm_src = standalone_source(norm_mod.to_numpy_tree, norm_mod.normalise)
+    lines = [
+        "#!/usr/bin/env python3",
+        '"""' + spec.title.replace('"""', "'''") + "\n\n" + spec.header.replace('"""', "'''").rstrip()
+        + "\n\nExit status: 1 = the divergence reproduces, 0 = it does not, 3 = cannot run.\n"
+        + '"""',
+        "import os", "import sys", "import traceback", "import types", "",
+        "import msgpack", "import numpy as np", "",
+        "try:",
+        *[f"    {imp}" for imp in sorted(imports)],
+        "except ImportError as exc:",
+        "    print(f'cannot run: {exc}')",
+        "    sys.exit(3)",
+        "",
+        "# The calls, in the order they run. V is the input (slot -> value, from inputs.msgpack);",
+        "# G_<library> holds that library's numpy conversion, as the fuzzer ran it (defined below).",
+        "CALLS = [",
+    ]
+    for label, lib, glue_name, var, code in call_lines:
+        lines.append(f"    ({label!r}, lambda: {glue_name}, lambda: {code}),")
+    lines += [
+        "]",
+        f"NORMALISE = {spec.normalisation!r}  # how outputs are reduced before comparing",
+        f"EXPECT, OUTLIER, REFERENCE = {spec.expect!r}, {spec.outlier!r}, {spec.reference!r}",
+        f"RTOL, ATOL, ERROR_TYPE = {spec.rtol!r}, {spec.atol!r}, {spec.error_type!r}",
+        "",
+        "# ---------------------------------------------------------------- machinery (generated)",
+        "",
+        "def _cannot_run(kind, value, tb):",
+        "    traceback.print_exception(kind, value, tb)",
+        "    print('cannot run: the script itself failed', flush=True)",
+        "    sys.stderr.flush()",
+        "    os._exit(3)",
+        "",
+        "",
+        "sys.excepthook = _cannot_run  # exit status 1 means 'reproduced', never 'crashed'",
+        "",
+        _DECODER.strip(), "",
+        "",
+        "def _glue(source):",
+        "    ns = {}",
+        "    exec(compile(source, '<glue>', 'exec'), ns)",
+        "    return types.SimpleNamespace(**{k: v for k, v in ns.items() if not k.startswith('__')})",
+        "",
+        "",
+        f"N = _glue({norm_src!r})",
+        *glue_blocks,
+        "HERE = os.path.dirname(os.path.abspath(__file__))",
+        "V = load_inputs(os.path.join(HERE, 'inputs.msgpack'))",
+    ]
+    for i in range(1, len(input_sets(spec))):
+        lines.append(f"V{i} = load_inputs(os.path.join(HERE, 'inputs{i}.msgpack'))")
+    lines += ["", textwrap.dedent(_RUNNER).strip(), ""]
+    return "\n".join(lines)
+
+
+_RUNNER = '''
+def show(value):
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype}{list(value.shape)} {np.array2string(value, threshold=50, precision=9)}"
+    return repr(value)
+
+
+def differs(a, b):
+    """True when output a differs from b beyond RTOL/ATOL (NaN equals NaN, shapes must match)."""
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        if not (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)):
+            return True
+        return any(differs(x, y) for x, y in zip(a, b))
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+        return a != b
+    if a.shape != b.shape:
+        return True
+    x = a.astype(np.complex128 if a.dtype.kind == "c" or b.dtype.kind == "c" else np.float64)
+    y = b.astype(x.dtype)
+    return not np.isclose(x, y, rtol=RTOL, atol=ATOL, equal_nan=True).all()
+
+
+results = []
+print("inputs:")
+for slot, value in V.items():
+    print(f"  slot {slot}: {show(value)}")
+for label, glue, call in CALLS:
+    try:
+        out = N.normalise(N.to_numpy_tree(call(), glue().to_numpy), NORMALISE)
+        results.append(("ok", out, None))
+        print(f"{label}: {show(out)}")
+    except Exception as exc:
+        name = type(exc).__module__ + "." + type(exc).__qualname__
+        results.append(("raised", None, name))
+        print(f"{label}: raised {type(exc).__name__}: {str(exc)[:500]}")
+
+o = results[OUTLIER]
+r = results[REFERENCE] if REFERENCE is not None else None
+if EXPECT == "value":
+    reproduced = o[0] == "ok" and r is not None and r[0] == "ok" and differs(o[1], r[1])
+elif EXPECT == "status":
+    reproduced = r is not None and (o[0] == "ok") != (r[0] == "ok")
+elif EXPECT == "internal":
+    reproduced = o[0] == "raised" and (ERROR_TYPE is None or o[2].endswith(ERROR_TYPE.split(".")[-1]))
+else:  # crash: the process should not get here
+    reproduced = False
+print("REPRODUCED" if reproduced else "NOT REPRODUCED")
+sys.exit(1 if reproduced else 0)
+'''
+
+
+def input_sets(spec: ReproSpec) -> list[int]:
+    """Distinct value sets of the calls (by identity), in first-use order: file i holds set i."""
+    return list(dict.fromkeys(id(values) for _, _, _, values in spec.calls))
+
+
+def spec_inputs(spec: ReproSpec) -> list[Mapping[int, Any]]:
+    """The value sets :func:`write` must store for ``spec``, in file order."""
+    by_id = {id(values): values for _, _, _, values in spec.calls}
+    return [by_id[i] for i in input_sets(spec)]
+
+
+def write(folder: str | Path, script: str, inputs: Sequence[Mapping[int, Any]]) -> Path:
+    """Write ``repro.py`` and its input files (``inputs.msgpack``, ``inputs1.msgpack``...);
+    ``inputs`` in the order :func:`spec_inputs` gives."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, values in enumerate(inputs):
+        (folder / ("inputs.msgpack" if i == 0 else f"inputs{i}.msgpack")).write_bytes(encode_inputs(values))
+    path = folder / "repro.py"
+    path.write_text(script, encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+@dataclass
+class VerifyResult:
+    """What replaying a reproducer in a fresh process showed."""
+
+    reproduced: bool
+    returncode: int | None
+    timed_out: bool
+    seconds: float
+    output_tail: str
+
+
+def verify(script: str | Path, *, expect: str, timeout: float = 120.0,
+           env: Mapping[str, str] | None = None, crash_signal: int | None = None) -> VerifyResult:
+    """Run ``script`` with this interpreter in a fresh process and judge the result.
+
+    For ``expect="crash"`` the script reproduces when it dies from ``crash_signal`` (any signal
+    when None), or runs past ``timeout`` when ``crash_signal`` is 0 (a timeout finding).
+    """
+    script = Path(script)
+    full_env = dict(os.environ)
+    # single-threaded libraries: the same conditions the sandbox workers ran under
+    full_env.update({"OMP_NUM_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "2",
+                     "PYTHONFAULTHANDLER": "1"})
+    full_env.update(env or {})
+    start = time.monotonic()
+    try:
+        proc = subprocess.run([sys.executable, str(script)], cwd=script.parent, env=full_env,
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        tail = ((exc.stdout or b"") + (exc.stderr or b""))[-4000:].decode("utf-8", "replace")
+        return VerifyResult(expect == "crash" and crash_signal == 0, None, True,
+                            time.monotonic() - start, tail)
+    tail = (proc.stdout + proc.stderr)[-4000:].decode("utf-8", "replace")
+    rc = proc.returncode
+    if expect == "crash":
+        died = rc < 0 and (crash_signal in (None, 0) or -rc == crash_signal)
+        if crash_signal is None and rc < 0 and -rc in (signal.SIGKILL,):
+            died = True
+        return VerifyResult(bool(died), rc, False, time.monotonic() - start, tail)
+    return VerifyResult(rc == REPRODUCED, rc, False, time.monotonic() - start, tail)
