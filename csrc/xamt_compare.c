@@ -506,15 +506,21 @@ static const fused_d_fn FI_D[9] = {0, 0, fi_d2, fi_d3, fi_d4, fi_d5, fi_d6, fi_d
 
 /* ------------------------------------------------------------------ real general chunk path */
 
-XC_HOT static int all_finite(const double *restrict x, int m)
+/* F[j] = -1 (all bits) where every row is finite at j, else 0; returns the number of 0s. */
+static int finite_mask(int ka, const double *const *rows, int m, int64_t *restrict F)
 {
-    int j;
-    int64_t bad = 0;
-    for (j = 0; j < m; j++) bad |= (int64_t)((dbits(x[j]) & XC_ABS64) >= XC_EXP64);
-    return !bad;
+    int a, j, bad = 0;
+    for (j = 0; j < m; j++) F[j] = -1;
+    for (a = 0; a < ka; a++) {
+        const double *restrict x = rows[a];
+        for (j = 0; j < m; j++) F[j] &= -(int64_t)((dbits(x[j]) & XC_ABS64) < XC_EXP64);
+    }
+    for (j = 0; j < m; j++) bad += F[j] == 0;
+    return bad;
 }
 
-/* Element-wise median of ka finite rows (bit-identical to median_real on finite values). */
+/* Element-wise median of ka rows, bit-identical to median_real where all values are finite
+ * (elsewhere the result is meaningless and must be replaced). */
 static void median_rows(int ka, const double *const *rows, int m, double *restrict R,
                         int64_t *restrict S)
 {
@@ -559,23 +565,24 @@ XC_HOT static void prep(const double *restrict R, int m, double rtol, double ato
     }
 }
 
-/* One member against the reference, all values finite. Stores candidate flags: element j can
- * raise the member's maximum M of d/f only if d/f > M, i.e. d > M * f in exact arithmetic, so
- * an element with d < RN(M * f) provably cannot (rounding is monotone). The ulp divisor is a
- * power of two, so M * ulp is exact when normal and a tie d == M * ulp cannot win either.
- * NaN products (inf * 0) belong to a maximum of inf, which nothing raises. Returns the number
- * of elements outside the tolerance; *amax gets the largest |d| (as bits). */
+/* One member against the reference, over the elements where F is set (all members finite).
+ * Stores candidate flags: element j can raise the member's maximum M of d/f only if d/f > M,
+ * i.e. d > M * f in exact arithmetic, so an element with d < RN(M * f) provably cannot
+ * (rounding is monotone). The ulp divisor is a power of two, so M * ulp is exact when normal
+ * and a tie d == M * ulp cannot win either. NaN products (inf * 0) belong to a maximum of inf,
+ * which nothing raises. Returns the number of elements outside the tolerance; *amax gets the
+ * largest |d| (as bits). */
 XC_HOT static int64_t screen_member(const double *restrict x, const double *restrict R,
                                     const double *restrict AR, const double *restrict THR,
-                                    const double *restrict TAU, int m, double scale, double mn,
-                                    double Mr, double Mu, double Mp, int32_t *restrict cand,
-                                    int64_t *amax, int32_t *ncand)
+                                    const double *restrict TAU, const int64_t *restrict F, int m,
+                                    double scale, double mn, double Mr, double Mu, double Mp,
+                                    int32_t *restrict cand, int64_t *amax, int32_t *ncand)
 {
     int j;
     int32_t nc = 0;
     int64_t cnt = 0, mx = 0, mb = dbits(mn);
     for (j = 0; j < m; j++) {
-        int64_t db = dbits(x[j] - R[j]) & XC_ABS64;
+        int64_t db = dbits(x[j] - R[j]) & XC_ABS64 & F[j];
         double d = bitsd(db), ar = AR[j];
         double u = bitsd(max_d(dbits(bitsd(dbits(ar) & XC_EXP64) * scale), mb)), pu = Mp * u;
         int32_t c = (d >= Mr * ar) | (d >= Mu * TAU[j]) | (d > pu) | ((d == pu) & (pu < DBL_MIN));
@@ -590,26 +597,28 @@ XC_HOT static int64_t screen_member(const double *restrict x, const double *rest
     return cnt;
 }
 
-/* Everything for one finite chunk given double rows and the reference row. */
+/* Everything for one chunk given double rows and the reference row: the vector pass over the
+ * elements where all members are finite (F), then the scalar rules for the other nbad ones. */
 static void chunk_detail(const ctx_t *c, const double *const *rows, const double *R, int64_t j0,
-                         int m, double *AR, double *THR, double *TAU, int32_t *cand)
+                         int m, double *AR, double *THR, double *TAU, int32_t *cand,
+                         const int64_t *F, int nbad)
 {
     int a, j;
     prep(R, m, c->rtol, c->atol, c->tolzero, AR, THR, TAU);
     for (a = 0; a < c->ka; a++) {
         acc_t *A = &c->acc[a];
-        int64_t amax, cnt;
+        int64_t amax, cnt, f0 = A->first, fv = -1, fs;
         int32_t nc;
         const double *x = rows[a];
         if (a == c->refpos) continue;
-        cnt = screen_member(x, R, AR, THR, TAU, m, c->uscale[a], c->umin[a], A->mx[1], A->mx[3],
-                            A->mx[2], cand, &amax, &nc);
+        cnt = screen_member(x, R, AR, THR, TAU, F, m, c->uscale[a], c->umin[a], A->mx[1],
+                            A->mx[3], A->mx[2], cand, &amax, &nc);
         if (bitsd(amax) > A->mx[0]) A->mx[0] = bitsd(amax);
         if (cnt) {
             A->cnt[CAT_VAL] += cnt;
-            if (A->first < 0) {
+            if (f0 < 0) {
                 for (j = 0; j < m; j++)
-                    if (fabs(x[j] - R[j]) > THR[j]) { A->first = j0 + j; break; }
+                    if (F[j] && fabs(x[j] - R[j]) > THR[j]) { fv = j0 + j; break; }
             }
         }
         for (j = 0; j < m && nc > 0; j++)
@@ -618,6 +627,14 @@ static void chunk_detail(const ctx_t *c, const double *const *rows, const double
                           ulp_at(AR[j], c->uscale[a], c->umin[a]));
                 nc--;
             }
+        A->first = -1;
+        for (j = 0; j < m && nbad > 0; j++)
+            if (!F[j])
+                elem_real(A, j0 + j, x[j], R[j], AR[j], THR[j], TAU[j], c->uscale[a],
+                          c->umin[a], c->sz);
+        fs = A->first;
+        /* the earliest of: an earlier chunk's, this vector pass's, this scalar pass's */
+        A->first = f0 >= 0 ? f0 : fv < 0 ? fs : fs < 0 ? fv : fv < fs ? fv : fs;
     }
 }
 
@@ -673,15 +690,15 @@ static void fused_params(const ctx_t *c, fparams *P)
 
 static int run_real(const ctx_t *c, const void *const *src, const int *code)
 {
-    int ka = c->ka, a, uniform = code[0];
+    int ka = c->ka, a, j, nbad, uniform = code[0];
     size_t rowsz = (size_t)CH * sizeof(double);
-    /* B: ka decoded rows, S: ka key rows, then R, AR, THR, TAU; vals, tmp: ka each;
+    /* B: ka decoded rows, S: ka key rows, then R, AR, THR, TAU, F; vals, tmp: ka each;
      * ptrs: 2 * ka row pointers (fused order and member order); cand: CH int32 */
-    char *mem = malloc(rowsz * (size_t)(2 * ka + 4) + sizeof(double) * (size_t)(2 * ka)
+    char *mem = malloc(rowsz * (size_t)(2 * ka + 5) + sizeof(double) * (size_t)(2 * ka)
                        + sizeof(void *) * (size_t)(2 * ka) + sizeof(int32_t) * CH
                        + sizeof(int64_t) * (size_t)ka);
     double *B, *R, *AR, *THR, *TAU, *vals, *tmp;
-    int64_t *S, *mxo;
+    int64_t *S, *mxo, *F;
     const double **rows;
     const void **frows;
     int32_t *cand;
@@ -694,7 +711,8 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
     AR = R + CH;
     THR = AR + CH;
     TAU = THR + CH;
-    vals = TAU + CH;
+    F = (int64_t *)(TAU + CH);
+    vals = (double *)(F + CH);
     tmp = vals + ka;
     mxo = (int64_t *)(tmp + ka);
     rows = (const double **)(mxo + ka);
@@ -745,19 +763,21 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
                 rows[a] = dst;
             }
         }
-        if (!fused_ok || fin) {
-            fin = 1;
-            for (a = 0; a < ka && fin; a++) fin = all_finite(rows[a], m);
-        }
-        if (!fin || c->sz) {
+        if (c->sz) { /* signed zeros need the exact sign of a zero median: scalar rules */
             chunk_scalar_real(c, rows, j0, m, vals, tmp);
             continue;
         }
+        nbad = finite_mask(ka, rows, m, F);
         if (c->refpos >= 0) {
-            chunk_detail(c, rows, rows[c->refpos], j0, m, AR, THR, TAU, cand);
+            chunk_detail(c, rows, rows[c->refpos], j0, m, AR, THR, TAU, cand, F, nbad);
         } else {
             median_rows(ka, rows, m, R, S);
-            chunk_detail(c, rows, R, j0, m, AR, THR, TAU, cand);
+            for (j = 0; j < m && nbad > 0; j++) {
+                if (F[j]) continue;
+                for (a = 0; a < ka; a++) vals[a] = rows[a][j];
+                R[j] = median_real(ka, vals, tmp);
+            }
+            chunk_detail(c, rows, R, j0, m, AR, THR, TAU, cand, F, nbad);
         }
     }
     free(mem);
