@@ -462,3 +462,17 @@ def test_value_distance_is_monotone_and_bounded(cmp):
     # a wild value does not outweigh a NaN pattern change
     rep = cmp([f64([1.0, 1.0]), f64([1e300, 1.0]), f64([1.0, nan])], reference=0)
     assert rep.outlier == 2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_first_mismatch_across_vector_and_scalar_elements(cmp, dtype):
+    x = np.linspace(1, 2, 3000).astype(dtype)
+    y = x.copy()
+    y[300] *= 2  # value mismatch, handled by the vector pass
+    y[290] = np.nan  # NaN mismatch in the same chunk, handled by the scalar rules
+    y[2900] = np.inf
+    rep = cmp([x, y, x.copy()], reference=0)
+    assert rep.members[1].first_mismatch == 290
+    assert counts(rep, 1) == (1, 1, 0, 1)
+    rep = cmp([x, y, x.copy(), y.copy()])  # median of (x, x, y, y) puts NaN and x in a tie
+    assert rep.members[1].first_mismatch == rep.members[3].first_mismatch

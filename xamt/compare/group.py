@@ -124,6 +124,14 @@ def _kernel_array(a: np.ndarray, info: DtypeInfo) -> np.ndarray:
     return a
 
 
+def _small_equal(arrays: list[np.ndarray]) -> bool:
+    first = arrays[0].tobytes()
+    for a in arrays[1:]:
+        if a.tobytes() != first:
+            return False
+    return True
+
+
 def _bytes_equal(arrays: list[np.ndarray], nbytes: int) -> bool:
     if nbytes <= _SMALL_BYTES:
         first = arrays[0].tobytes()
@@ -232,20 +240,28 @@ def compare_group(outputs, reference=None, tol=None, signed_zero=False, backend=
         domain = "float"
     else:
         domain = "int"
-    tolerance = tol if type(tol) is Tolerance else resolve_tolerance(tol, act_infos)
+    if type(tol) is Tolerance:
+        tolerance = tol
+    elif tol is None and uniform:
+        tolerance = infos[0].default_tol
+    else:
+        tolerance = resolve_tolerance(tol, act_infos)
     n = math.prod(ref_shape)
     ref_rule = "index" if reference is not None else "median"
     if domain == "opaque" and reference is None:
         reference, ref_rule = active.index(True), "first"
 
-    if uniform and n and _bytes_equal(arrays, n * dt0.itemsize):
+    if uniform and n and (_small_equal(arrays) if n * dt0.itemsize <= _SMALL_BYTES
+                          else _bytes_equal(arrays, n * dt0.itemsize)):
         counts = None
         used = "identical"
     elif domain == "opaque":
         counts, maxima = _opaque_compare(arrays, active, reference, n)
         used = "opaque"
     else:
-        be = _pick_backend(backend, n * len(act_infos))
+        be = _c_or_none() if backend == "auto" else None
+        if be is None:
+            be = _pick_backend(backend, n * len(act_infos))
         if uniform:
             info = infos[0]
             if info.convert is None:
@@ -278,17 +294,17 @@ def compare_group(outputs, reference=None, tol=None, signed_zero=False, backend=
         for i in range(k):
             append(MemberReport(i, labels[i], shape0, True, True))
     else:
+        cit = iter(counts)
+        mit = iter(maxima)
         for i in range(k):
+            c0, c1, c2, c3, first = next(cit), next(cit), next(cit), next(cit), next(cit)
+            m0, m1, m2, m3 = next(mit), next(mit), next(mit), next(mit)
             if not active[i]:
                 dist = big * (n if n > 0 else 1)
                 append(MemberReport(i, labels[i], arrays[i].shape, False, kind_ok[i], 0, 0, 0, 0,
                                     _NAN, _NAN, _NAN, _NAN, None, dist))
                 agree = False
             else:
-                j = 5 * i
-                c0, c1, c2, c3, first = counts[j:j + 5]
-                j = 4 * i
-                m0, m1, m2, m3 = maxima[j:j + 4]
                 if domain == "opaque":
                     dist = big * c3
                 else:
