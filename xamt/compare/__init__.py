@@ -19,8 +19,9 @@ Arithmetic (the group's *domain*, from the kinds of the members that are compare
     complex if any member is complex, else float if any is float: values are converted exactly
     to float64 / complex128 (float16, bfloat16 and the ml_dtypes float8/6/4 formats exactly;
     integers above 2**53 round to nearest; longdouble rounds to float64). Otherwise int:
-    exact integers (any mix of int64 and uint64, no wrap-around). Kind "other": exact element
-    equality, counted as value mismatches, no diffs.
+    exact integers (any mix of int64 and uint64, no wrap-around). Kind "other": element
+    equality (byte-wise for equal fixed-size dtypes, so NaT equals NaT; ``==`` otherwise),
+    counted as value mismatches, with no diffs; the reference is member 0 when none is given.
 
 Tolerance
     ``tol=None``: per dtype, torch.testing's table (``tolerances.json``: float16 (1e-3, 1e-5),
@@ -61,8 +62,9 @@ Per-member statistics, over the elements where member and reference are both fin
                       complex uses its component type; integer and bool members: ulp = 1).
                       The reference need not be representable in that dtype (a median is not),
                       so the value is fractional in general: 0.5 means half an ulp away.
-    ``max_tol_units`` max d / tau with tau = atol + rtol*|r| (tau = 1 when rtol = atol = 0),
-                      0 where d == 0; > 1 exactly when some element is a value mismatch.
+    ``max_tol_units`` max d / tau with tau = atol + rtol*|r| (tau = 1 when rtol = atol = 0:
+                      plain differences), 0 where d == 0; with a non-zero tolerance it is > 1
+                      exactly when some element is a value mismatch.
     ``first_mismatch``  smallest flat (C-order) index of an element in any mismatch category.
     These maxima are 0.0 when there is no finite pair, NaN for a member of the wrong shape.
 
