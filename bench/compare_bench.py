@@ -182,6 +182,32 @@ def main() -> None:
                       f"{t_th * 1e3:6.2f}ms {row['speedup_vs_torch']:6.1f}", flush=True)
                 del outs, tensors
 
+    # other data at 4 x 4M float32 (1M with --quick): where the fast path does less well
+    n = (1 << 20) if args.quick else (4 << 20)
+    base_group = make_group(4, n, np.float32)
+    rng = np.random.default_rng(7)
+    hetero = [base_group[0]] + [np.nextafter(base_group[0], np.float32(np.inf)) if i % 2 else
+                                base_group[0] + np.float32(i) * np.spacing(base_group[0])
+                                for i in range(1, 4)]
+    sprinkled = [x.copy() for x in base_group]
+    holes = rng.random(n) < 0.01
+    for i, x in enumerate(sprinkled):
+        x[holes] = np.nan if i % 2 else np.inf
+    scenarios = {
+        "median, 1-ulp noise (main table)": (base_group, None),
+        "reference=0, 1-ulp noise": (base_group, 0),
+        "reference=0, members 1..3 differ by 1, 2, 3 ulps": (hetero, 0),
+        "median, 1% of elements NaN/inf": (sprinkled, None),
+        "median, bitwise-identical members": ([base_group[0].copy() for _ in range(4)], None),
+    }
+    scen = {}
+    print(f"scenarios at 4 x {n} float32 (C backend):")
+    for label, (group, ref) in scenarios.items():
+        t = timed(lambda: compare_group(group, reference=ref), min_time)
+        scen[label] = {"s": t, "GBps": 4 * n * 4 / t / 1e9}
+        print(f"  {label:52s} {scen[label]['GBps']:7.2f} GB/s")
+    del base_group, hetero, sprinkled
+
     # small groups: the fuzzer's hot path
     small = {}
     for label, dtype in (("f32", np.float32), ("f64", np.float64)):
@@ -226,7 +252,8 @@ def main() -> None:
                     "numpy": np.__version__, "torch": torch.__version__,
                     "torch_threads": torch.get_num_threads(),
                     "load_average": os.getloadavg()},
-        "bandwidth": bw, "rows": rows, "small_groups_us": small, "numba_first_call": nb,
+        "bandwidth": bw, "rows": rows, "scenarios_4x4M_f32": scen, "small_groups_us": small,
+        "numba_first_call": nb,
         "targets": TARGETS, "verdict": verdict, "quick": args.quick,
         "timing": "median seconds per call; GB/s = k * n * itemsize / median",
     }

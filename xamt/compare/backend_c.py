@@ -74,13 +74,27 @@ def _build_in_cache():
 
 
 @functools.cache
-def load_ccompare():
-    """The compiled module (``ffi``, ``lib``): the installed build, else a cached local build."""
+def _load_once():
     try:
         from xamt.compare import _ccompare  # built by setup.py
-        return _ccompare
+        return _ccompare, None
     except ImportError:
-        return _build_in_cache()
+        pass
+    try:
+        return _build_in_cache(), None
+    except BackendUnavailableError as exc:  # remembered: a failed build is not retried per call
+        return None, exc
+
+
+def load_ccompare():
+    """The compiled module (``ffi``, ``lib``): the installed build, else a cached local build.
+
+    Raises :class:`BackendUnavailableError` (every time, after one attempt) when neither works.
+    """
+    module, error = _load_once()
+    if error is not None:
+        raise error
+    return module
 
 
 class CBackend:
