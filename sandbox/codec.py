@@ -64,10 +64,10 @@ def dtype_code(dtype: np.dtype) -> str:
     """A portable name for ``dtype``: ``"<f4"`` for numpy's own, ``"ml_dtypes:bfloat16"`` for ml_dtypes'."""
     code = _code_cache.get(dtype)
     if code is None:
-        if dtype.kind in _BUILTIN_KINDS:
+        if dtype.fields is None and getattr(dtype.type, "__module__", "").startswith("ml_dtypes"):
+            code = _ML_PREFIX + dtype.name  # before the kind test: some report kind 'f' ('<f1')
+        elif dtype.kind in _BUILTIN_KINDS:
             code = dtype.newbyteorder("<").str if dtype.byteorder == ">" else dtype.str
-        elif dtype.fields is None and getattr(dtype.type, "__module__", "").startswith("ml_dtypes"):
-            code = _ML_PREFIX + dtype.name
         else:
             raise EncodeError(f"arrays of dtype {dtype!r} (kind {dtype.kind!r}) cannot be encoded")
         _code_cache[dtype] = code
@@ -257,9 +257,9 @@ class _Encoder:
             return msgpack.ExtType(EXT_SLICE, self.pack([obj.start, obj.stop, obj.step]))
         if obj is Ellipsis:
             return msgpack.ExtType(EXT_ELLIPSIS, b"")
-        # subclasses of the natively packed types become their base type
+        # subclasses become their base type (what default returns is not passed to it again)
         if isinstance(obj, tuple):
-            return tuple(obj)
+            return msgpack.ExtType(EXT_TUPLE, self.pack(list(obj)))
         if isinstance(obj, list):
             return list(obj)
         if isinstance(obj, dict):
@@ -275,7 +275,7 @@ class _Encoder:
         if isinstance(obj, float):
             return float(obj)
         if isinstance(obj, np.ndarray):  # ndarray subclasses (np.matrix, masked arrays lose extras)
-            return np.asarray(obj)
+            return self.array(np.asarray(obj))
         if self.tensors:
             converter = TENSOR_CONVERTERS.get(t.__module__.partition(".")[0])
             if converter is not None:

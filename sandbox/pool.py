@@ -106,7 +106,7 @@ class _Worker:
     __slots__ = (
         "wid", "sock", "reader", "workdir", "progress", "pid", "pidfd", "state", "inflight", "frames",
         "reported", "dispatched", "next_check", "data_limit", "mode", "kill_reason", "kill_tid",
-        "kill_started_at", "kill_at", "dead_at", "retire_after", "registered", "exit_deadline",
+        "kill_started_at", "kill_at", "dead_at", "retire_after", "registered", "exit_deadline", "oom_kills",
     )
 
     def __init__(self, wid: int, sock: socket.socket, workdir: str, progress: ProgressPage) -> None:
@@ -133,6 +133,7 @@ class _Worker:
         self.retire_after = False
         self.registered = True
         self.exit_deadline: Optional[float] = None
+        self.oom_kills = classify.oom_kill_count()  # the kernel's count when this worker started
 
     def running(self) -> Tuple[int, float]:
         """(index in ``inflight`` of the task running now, or -1; its start time)."""
@@ -390,7 +391,8 @@ class SandboxPool:
         env.update(THREAD_ENV)
         env.update(self._env)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
-        same_python = os.path.realpath(self.python) == os.path.realpath(sys.executable)
+        # not realpath: a venv's python is a symlink to its base interpreter, yet another environment
+        same_python = os.path.abspath(self.python) == os.path.abspath(sys.executable)
         # The same interpreter gets our sys.path, so what imports here imports in workers.
         sys_path = [os.path.abspath(p or os.curdir) for p in sys.path] if same_python else []
         config = {"preload": list(self.preload), "start_method": self.start_method, "sys_path": sys_path}
@@ -902,9 +904,10 @@ class SandboxPool:
         if culprit is not None:
             stdout = read_tail(os.path.join(w.workdir, STDOUT_FILE), self.capture_limit)
             stderr = read_tail(os.path.join(w.workdir, STDERR_FILE), self.capture_limit)
+            kills = classify.oom_kill_count()
             status, sig, name, code = classify.death_status(
                 wait_status, kill_reason=w.kill_reason, max_rss=max_rss, memory_ceiling=w.data_limit,
-                stderr_tail=stderr)
+                stderr_tail=stderr, oom_killer_fired=None not in (kills, w.oom_kills) and kills > w.oom_kills)
             outcome = Outcome(
                 status=status, signal=sig, signal_name=name, exit_code=code, stdout_tail=stdout,
                 stderr_tail=stderr, duration_s=max(0.0, dead_at - started_at), max_rss_bytes=max_rss,

@@ -141,6 +141,36 @@ def warn_and_return(value: Any) -> Any:
     return value
 
 
+def oom_killed(chunk_mb: int = 4) -> None:
+    """Fill memory up to the limit, then die of SIGKILL, as a victim of the kernel's OOM killer."""
+    chunks = []
+    try:
+        while True:
+            block = bytearray(chunk_mb << 20)
+            block[::4096] = b"\1" * len(block[::4096])
+            chunks.append(block)
+    except MemoryError:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def spawn_grandchild(seconds: int = 600) -> int:
+    """Start a child process that sleeps (it must not outlive a killed worker); returns its pid."""
+    import subprocess
+
+    child = subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({seconds})"])
+    with open("grandchild.pid", "w") as handle:
+        handle.write(str(child.pid))
+    return child.pid
+
+
+def spawn_grandchild_and_hang(seconds: int = 600) -> None:
+    """Start a sleeping child, publish its pid on stderr, then hang until killed."""
+    pid = spawn_grandchild(seconds)
+    os.write(2, f"GRANDCHILD {pid}\n".encode())
+    while True:
+        time.sleep(1)
+
+
 # --- well-behaved ---------------------------------------------------------------------------
 
 def echo(value: Any) -> Any:
@@ -189,3 +219,26 @@ def type_name(value: Any) -> str:
 
 def python_executable() -> str:
     return sys.executable
+
+
+def cuda_state() -> dict:
+    """What a fresh worker sees of CUDA, before touching it."""
+    import torch
+
+    return {"initialized": torch.cuda.is_initialized(), "bad_fork": torch.cuda._is_in_bad_fork(),
+            "available": torch.cuda.is_available()}
+
+
+def sleep_then(seconds: float, value: Any) -> Any:
+    time.sleep(seconds)
+    return value
+
+
+def crash_once(marker: str) -> str:
+    """Segfault unless ``marker`` exists; create it first (so a re-run succeeds: a flaky crash)."""
+    if os.path.exists(marker):
+        return "survived"
+    with open(marker, "w") as handle:
+        handle.write("crashed once")
+    ctypes.string_at(0)
+    return "unreachable"
