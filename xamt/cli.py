@@ -25,6 +25,9 @@ DEFAULT_OUT = "xamt-out"
 COMMAND_PROVIDERS: tuple[str, ...] = (
     "xamt.catalog:cli_command",
     "xamt.matching.cli:cli_command",
+    "xamt.groups.cli:cli_command",
+    "xamt.fuzz.cli:fuzz_command",
+    "xamt.fuzz.cli:repro_command",
     "xamt.report.cli:report_command",
     "xamt.report.cli:findings_command",
 )

@@ -27,3 +27,34 @@ def split_arrays(
         return full, {**static_kwargs, **traced_kwargs}
 
     return dyn_args, dyn_kwargs, rebuild
+
+
+#: compiled callables by (target, which arguments are arrays, the constants' repr): compiling
+#: is the expensive part (jax.jit and tf.function trace and compile a fresh function object
+#: every time), so a worker keeps what it compiled for the next call with the same constants
+_COMPILED: dict[tuple, Callable[..., Any]] = {}
+_COMPILED_LIMIT = 4096
+#: constants whose repr is longer than this are not used as a cache key (never cached)
+_KEY_LIMIT = 400
+
+
+def compiled_call(target: str, fn: Callable[..., Any], compile_fn: Callable[[Callable[..., Any]], Any],
+                  args: tuple[Any, ...], kwargs: dict[str, Any], is_array: Callable[[Any], bool]) -> Any:
+    """Call ``fn(*args, **kwargs)`` through ``compile_fn`` (``jax.jit``, ``tf.function``), tracing
+    only the array arguments, and reuse the compiled function for later calls whose non-array
+    arguments are the same."""
+    dyn_args, dyn_kwargs, rebuild = split_arrays(args, kwargs, is_array)
+    flags = tuple(is_array(a) for a in args)
+    statics = repr(([a for a, f in zip(args, flags) if not f],
+                    sorted((k, v) for k, v in kwargs.items() if k not in dyn_kwargs)))
+    key = (target, flags, tuple(sorted(dyn_kwargs)), statics)
+    compiled = _COMPILED.get(key) if len(statics) <= _KEY_LIMIT else None
+    if compiled is None:
+        def traced(dyn_a, dyn_k):
+            full_args, full_kwargs = rebuild(list(dyn_a), dict(dyn_k))
+            return fn(*full_args, **full_kwargs)
+
+        compiled = compile_fn(traced)
+        if len(statics) <= _KEY_LIMIT and len(_COMPILED) < _COMPILED_LIMIT:
+            _COMPILED[key] = compiled
+    return compiled(dyn_args, dyn_kwargs)

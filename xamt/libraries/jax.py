@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from xamt.libraries._compile import split_arrays
+from xamt.libraries._compile import compiled_call
 from xamt.libraries.base import LibraryAdapter, MethodOwner, resolve_ref
 
 __all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "devices", "call_compiled"]
@@ -79,14 +79,7 @@ def call_compiled(target: str, *args: Any, **kwargs: Any) -> Any:
     """Run ``target`` under ``jax.jit``; only array arguments are traced, the rest are constants."""
     import jax
 
-    fn = _resolve(target)
-    dyn_args, dyn_kwargs, rebuild = split_arrays(args, kwargs, _is_array)
-
-    def traced(dyn_a, dyn_k):
-        full_args, full_kwargs = rebuild(list(dyn_a), dict(dyn_k))
-        return fn(*full_args, **full_kwargs)
-
-    return jax.jit(traced)(dyn_args, dyn_kwargs)
+    return compiled_call(target, _resolve(target), jax.jit, args, kwargs, _is_array)
 
 
 def adapter() -> LibraryAdapter:

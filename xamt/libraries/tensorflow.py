@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from xamt.libraries._compile import split_arrays
+from xamt.libraries._compile import compiled_call
 from xamt.libraries.base import LibraryAdapter, resolve_ref
 
 __all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "devices", "call_compiled"]
@@ -70,14 +70,7 @@ def call_compiled(target: str, *args: Any, **kwargs: Any) -> Any:
     constants of the traced function."""
     import tensorflow as tf
 
-    fn = _resolve(target)
-    dyn_args, dyn_kwargs, rebuild = split_arrays(args, kwargs, _is_tensor)
-
-    def traced(dyn_a, dyn_k):
-        full_args, full_kwargs = rebuild(list(dyn_a), dict(dyn_k))
-        return fn(*full_args, **full_kwargs)
-
-    return tf.function(traced, jit_compile=True)(dyn_args, dyn_kwargs)
+    return compiled_call(target, _resolve(target), lambda f: tf.function(f, jit_compile=True), args, kwargs, _is_tensor)
 
 
 def adapter() -> LibraryAdapter:

@@ -1,0 +1,464 @@
+"""A fuzzing campaign: the loop that runs groups on inputs, judges, searches and files findings.
+
+One iteration of a group ("group-iteration") runs every member of the group on one input in the
+sandbox and compares the outputs. The loop works in batches: the search proposes a batch of
+(group, input) pairs, the :class:`~xamt.groups.execute.GroupExecutor` runs them all in one
+round of the pool, each run is judged by the oracles (status/crash/internal signals from
+:mod:`xamt.oracle`, value agreement from the comparator), its dispersion feeds the search, and
+new divergences go to triage (:mod:`xamt.triage.pipeline`), which files verified findings.
+
+Nothing is lost to a crash of the fuzzer itself: after every batch the campaign's counters, a
+time-series sample and the search state of the groups it touched are committed to the store;
+``--resume`` continues the latest unfinished campaign from there (only the batch in flight is
+run again). Findings are committed as they are filed.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import platform
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from xamt.errors import ConfigError, XamtError
+from xamt.findings import Campaign, FindingsStore, histogram_of
+from xamt.fuzz.search import Search
+from xamt.oracle import ErrorKinds, SignalKind, judge_statuses
+from xamt.store import Schema, Store, default_db_path
+from xamt.triage.pipeline import Candidate, Triage, input_signature
+
+__all__ = ["FuzzConfig", "FuzzResult", "run_campaign", "FUZZ_STATE_SCHEMA", "parse_budget"]
+
+_log = logging.getLogger("xamt.fuzz")
+
+FUZZ_STATE_SCHEMA = Schema(
+    component="fuzz_state",
+    version=1,
+    tables=("fuzz_group_state", "fuzz_seen"),
+    statements=(
+        # the search state of one group in one campaign (corpus, counters), rewritten per batch
+        "CREATE TABLE IF NOT EXISTS fuzz_group_state ("
+        " campaign_id INTEGER NOT NULL, group_key TEXT NOT NULL, state TEXT NOT NULL,"
+        " PRIMARY KEY (campaign_id, group_key))",
+        # divergences already triaged (pre-triage key) and what came of them
+        "CREATE TABLE IF NOT EXISTS fuzz_seen ("
+        " campaign_id INTEGER NOT NULL, prekey TEXT NOT NULL, finding_id INTEGER,"
+        " outcome TEXT NOT NULL, hits INTEGER NOT NULL, PRIMARY KEY (campaign_id, prekey))",
+    ),
+)
+
+
+def parse_budget(text: str | float | int) -> float:
+    """Seconds from ``"90"``, ``"90s"``, ``"10m"``, ``"1.5h"``."""
+    if isinstance(text, (int, float)):
+        value = float(text)
+    else:
+        t = str(text).strip().lower()
+        scale = {"s": 1, "m": 60, "h": 3600}.get(t[-1:], None)
+        try:
+            value = float(t[:-1]) * scale if scale else float(t)
+        except ValueError:
+            raise ConfigError(f"budget {text!r}: expected seconds or a number with s/m/h, e.g. 10m") from None
+    if not value > 0:
+        raise ConfigError(f"budget must be positive, got {text!r}")
+    return value
+
+
+@dataclass
+class FuzzConfig:
+    """Settings of one campaign (``xamt fuzz`` options)."""
+
+    out: Path
+    libraries: Sequence[str] | None = None
+    budget_s: float = 300.0
+    workers: int = 2
+    seed: int = 0
+    resume: bool = False
+    guided: bool = True
+    batch: int = 64
+    timeout: float = 10.0
+    memory_limit: int | None = 4 << 30
+    relations: Sequence[str] | None = None
+    triage: bool = True
+    triage_share: float = 0.5
+    minimise_budget: int = 24
+    verify_timeout: float = 120.0
+    progress: bool = True
+    max_groups: int | None = None
+    checkpoint_every: int = 1
+
+
+@dataclass
+class FuzzResult:
+    """What a campaign did (also in the store)."""
+
+    campaign_id: int
+    groups: int
+    iterations: int
+    executions: int
+    seconds: float
+    findings: int
+    candidates: int
+    dropped: dict[str, int] = field(default_factory=dict)
+    by_class: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def iterations_per_s(self) -> float:
+        return self.iterations / self.seconds if self.seconds > 0 else 0.0
+
+
+def _select(groups: list[Any], libraries: Sequence[str] | None, relations: Sequence[str] | None,
+            max_groups: int | None) -> list[Any]:
+    """Groups restricted to the chosen libraries (members of others dropped; a group needs two
+    members left) and relation kinds."""
+    import dataclasses
+
+    out = []
+    for g in groups:
+        if relations is not None and g.relation not in relations:
+            continue
+        if libraries is not None:
+            keep = [i for i, m in enumerate(g.members) if m.library in libraries]
+            if len(keep) < 2:
+                continue
+            if len(keep) < len(g.members):
+                g = dataclasses.replace(g, members=[g.members[i] for i in keep],
+                                        member_info=[g.member_info[i] for i in keep])
+        if len(g.members) < 2 or not g.seeds:
+            continue
+        out.append(g)
+    if max_groups is not None:
+        rng = np.random.default_rng(0)
+        idx = sorted(rng.choice(len(out), size=min(max_groups, len(out)), replace=False)) if out else []
+        out = [out[i] for i in idx]
+    return out
+
+
+class _Progress:
+    """A live line on a terminal (rich), plain log lines otherwise."""
+
+    def __init__(self, enabled: bool, total_s: float):
+        self.enabled = enabled and sys.stderr.isatty()
+        self.total_s = total_s
+        self._live = None
+        self._last_log = 0.0
+        if self.enabled:
+            from rich.console import Console
+            from rich.live import Live
+
+            self._live = Live(console=Console(stderr=True), refresh_per_second=4, transient=False)
+            self._live.start()
+
+    def update(self, text: str, elapsed: float) -> None:
+        if self._live is not None:
+            from rich.text import Text
+
+            frac = min(1.0, elapsed / self.total_s) if self.total_s else 0
+            bar = "█" * int(frac * 30) + "░" * (30 - int(frac * 30))
+            self._live.update(Text(f"{bar} {elapsed:6.0f}/{self.total_s:.0f}s  {text}"))
+        elif time.monotonic() - self._last_log > 15:
+            self._last_log = time.monotonic()
+            print(f"[{elapsed:6.0f}/{self.total_s:.0f}s] {text}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+
+
+class _Fuzzer:
+    def __init__(self, cfg: FuzzConfig, store: Store, groups: list[Any], adapters: dict[str, Any],
+                 pool: Any, campaign: Campaign, fstore: FindingsStore):
+        from xamt.groups.execute import GroupExecutor
+        from xamt.inputs.mutate import mutate
+
+        self.cfg = cfg
+        self.stopped = False
+        self.store = store
+        self.fs = fstore
+        self.campaign = campaign
+        self.groups = {g.key: g for g in groups}
+        self.adapters = adapters
+        self.kinds = ErrorKinds.load()
+        self.executor = GroupExecutor(pool, adapters, timeout=cfg.timeout)
+        self.triage = Triage(self.executor, adapters, self.kinds, Path(cfg.out),
+                             minimise_budget=cfg.minimise_budget, verify_timeout=cfg.verify_timeout)
+        self._mutate_fn = mutate
+        self._dtypes = {g.key: (g.common_dtypes() or None, g.any_dtypes() or None) for g in groups}
+        seeds = {g.key: g.seed_inputs() for g in groups}
+        self.search: Search[Any] = Search(seeds, self._mutate, guided=cfg.guided, seed=cfg.seed)
+        self.dispersions: dict[str, list[float]] = {k: [] for k in self.groups}
+        self.executions: dict[str, int] = {k: 0 for k in self.groups}
+        self.seen: dict[str, dict[str, Any]] = {}
+        self.pending: list[Candidate] = []
+        self.dropped: dict[str, int] = {}
+        self.triage_seconds = 0.0
+        self.candidates = 0
+        self.findings = 0
+
+    # -- search hooks -----------------------------------------------------------------------
+    def _mutate(self, key: str, parent: Any, rng: np.random.Generator) -> Any:
+        common, anyd = self._dtypes[key]
+        # mostly dtypes every member accepts; now and then one only some accept (status oracle)
+        dtypes = anyd if (anyd and rng.random() < 0.1) else common
+        child, _op = self._mutate_fn(self.groups[key], parent, rng, dtypes=dtypes)
+        return child
+
+    # -- persistence -----------------------------------------------------------------------
+    def restore(self) -> None:
+        from xamt.inputs.model import GroupInput
+
+        cid = self.campaign.id
+        for row in self.store.query("SELECT group_key, state FROM fuzz_group_state WHERE campaign_id=?", (cid,)):
+            st = self.search.groups.get(row["group_key"])
+            if st is None:
+                continue
+            data = json.loads(row["state"])
+            st.iterations = data["iterations"]
+            st.best_dispersion = data["best"]
+            st.gain = data["gain"]
+            st.retired = data["retired"]
+            st.corpus.entries = [(f, GroupInput.from_json(i)) for f, i in data["corpus"]]
+            self.executions[row["group_key"]] = data.get("executions", 0)
+            self.dispersions[row["group_key"]] = data.get("dispersions", [])
+        # seeds already run before the interruption are not run again
+        done = {k for k, st in self.search.groups.items() if st.iterations}
+        self.search._pending_seeds = [(k, s) for k, s in self.search._pending_seeds if k not in done]
+        for row in self.store.query("SELECT prekey, finding_id, outcome, hits FROM fuzz_seen WHERE campaign_id=?", (cid,)):
+            self.seen[row["prekey"]] = {"finding": row["finding_id"], "outcome": row["outcome"], "hits": row["hits"]}
+        self.findings = sum(1 for v in self.seen.values() if v["finding"] is not None)
+
+    def checkpoint(self, touched: Iterable[str], elapsed: float) -> None:
+        cid = self.campaign.id
+        rows = []
+        for key in touched:
+            st = self.search.groups[key]
+            rows.append((cid, key, json.dumps({
+                "iterations": st.iterations, "best": st.best_dispersion if np.isfinite(st.best_dispersion) else 1e308,
+                "gain": st.gain, "retired": st.retired, "executions": self.executions[key],
+                "corpus": [(f, item.to_json()) for f, item in st.corpus.entries],
+                "dispersions": self.dispersions[key][-200:],
+            })))
+        with self.store.transaction():
+            self.store.executemany("INSERT OR REPLACE INTO fuzz_group_state VALUES (?, ?, ?)", rows)
+            self.campaign.settings["elapsed_s"] = elapsed
+            self.campaign.settings["triage_s"] = round(self.triage_seconds, 3)
+            self.fs.update_campaign(self.campaign)
+            self.fs.add_sample(cid, self.campaign.executions, self.campaign.iterations, self.findings)
+
+    def write_group_stats(self) -> None:
+        cid = self.campaign.id
+        for key, g in self.groups.items():
+            st = self.search.groups[key]
+            if not st.iterations:
+                continue
+            d = self.dispersions[key]
+            self.fs.put_group_stats(cid, key, st.iterations, self.executions[key],
+                                    max(d) if d else 0.0, histogram_of(d),
+                                    members=[{"library": m.library, "api": m.qualname} for m in g.members])
+
+    # -- judging ---------------------------------------------------------------------------
+    def judge(self, run: Any) -> float:
+        """Signals and dispersion of one group run; queues new divergences for triage."""
+        from xamt.groups.agree import Agreement
+
+        group = run.group
+        results = run.results
+        key = group.key
+        self.executions[key] += sum(1 for r in results if r.status != "skipped")
+        signals = judge_statuses(results, self.kinds)
+        nondet = {i for i, mi in enumerate(run.members) if group.member_info[mi].nondeterministic}
+        ok = [i for i, r in enumerate(results) if r.ok and i not in nondet]
+        dispersion = 0.0
+        if group.equivalence == "value" and len(ok) >= 2:
+            agree = Agreement(group.tolerance or None)
+            outs = [results[i].value for i in ok]
+            dispersion = agree.dispersion(outs)
+            flags = agree.group(outs)
+            if not all(flags):
+                bad = [ok[j] for j, f in enumerate(flags) if not f]
+                self._candidate(run, "value", bad[0], "outputs differ beyond the tolerance")
+        for s in signals:
+            if s.kind in (SignalKind.CRASH, SignalKind.INTERNAL, SignalKind.STATUS):
+                self._candidate(run, s.kind, s.member, s.why)
+        # a status divergence is as far apart as members can be
+        if any(s.kind in (SignalKind.STATUS, SignalKind.CRASH, SignalKind.INTERNAL) for s in signals):
+            dispersion = max(dispersion, 1e6)
+        self.dispersions[key].append(float(dispersion) if np.isfinite(dispersion) else 1e12)
+        if len(self.dispersions[key]) > 400:
+            del self.dispersions[key][:200]
+        return float(dispersion)
+
+    def _candidate(self, run: Any, kind: Any, member: int, why: str) -> None:
+        values = run.values or {}
+        cand = Candidate(group=run.group, input=run.item.input, values=values,
+                         members=list(run.members), results=list(run.results), kind=kind,
+                         member=member, why=why, signature=input_signature(values))
+        pk = json.dumps(cand.prekey)
+        seen = self.seen.get(pk)
+        if seen is not None:
+            seen["hits"] += 1
+            if seen["finding"] is not None:
+                self.store.execute("UPDATE findings SET hits = hits + 1, last_seen=? WHERE id=?",
+                                   (time.time(), seen["finding"]))
+            return
+        self.seen[pk] = {"finding": None, "outcome": "pending", "hits": 1}
+        self.candidates += 1
+        self.pending.append(cand)
+
+    def triage_some(self, deadline: float, elapsed: float) -> None:
+        """Triage queued candidates while triage stays within its share of the time."""
+        while self.pending and time.monotonic() < deadline:
+            if self.triage_seconds > self.cfg.triage_share * max(elapsed, 1.0) and elapsed < self.cfg.budget_s:
+                return
+            cand = self.pending.pop(0)
+            pk = json.dumps(cand.prekey)
+            out = self.triage.process(cand, self.campaign.id)
+            self.triage_seconds += out.seconds
+            elapsed += out.seconds
+            fid = None
+            if out.finding is not None:
+                fid, new = self.fs.file(out.finding, out.inputs_blob, out.outputs_blob)
+                if new:
+                    self.findings += 1
+                outcome = "filed" if new else "duplicate"
+            else:
+                outcome = f"dropped: {out.dropped}"
+                self.dropped[out.dropped or "?"] = self.dropped.get(out.dropped or "?", 0) + 1
+            self.seen[pk].update(finding=fid, outcome=outcome)
+            self.store.execute("INSERT OR REPLACE INTO fuzz_seen VALUES (?, ?, ?, ?, ?)",
+                               (self.campaign.id, pk, fid, outcome, self.seen[pk]["hits"]))
+
+    # -- the loop --------------------------------------------------------------------------
+    def run(self, start_elapsed: float = 0.0) -> float:
+        from xamt.groups.execute import ExecItem
+
+        t0 = time.monotonic() - start_elapsed
+        deadline = t0 + self.cfg.budget_s
+        progress = _Progress(self.cfg.progress, self.cfg.budget_s)
+        batch_no = 0
+        stop = {"flag": False}
+        prev = signal.getsignal(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__("flag", True))
+        try:
+            while time.monotonic() < deadline and not stop["flag"]:
+                batch_no += 1
+                self.search.rng = np.random.Generator(np.random.PCG64([self.cfg.seed, self.campaign.iterations, batch_no]))
+                batch = self.search.next_batch(self.cfg.batch)
+                if not batch:
+                    break
+                runs = self.executor.run([ExecItem(self.groups[k], inp, tag=k) for k, inp in batch])
+                touched = set()
+                for (key, inp), run in zip(batch, runs):
+                    d = self.judge(run)
+                    self.search.report(key, inp, d)
+                    if all(r.status == "skipped" for r in run.results):
+                        self.search.retire(key)
+                    touched.add(key)
+                self.campaign.iterations += len(runs)
+                self.campaign.executions = sum(self.executions.values())
+                elapsed = time.monotonic() - t0
+                if batch_no % self.cfg.checkpoint_every == 0:
+                    self.checkpoint(touched, elapsed)
+                if self.cfg.triage:
+                    self.triage_some(deadline, elapsed)
+                progress.update(
+                    f"{len(self.groups)} groups · {self.campaign.iterations / max(elapsed, 1e-9):7.1f} it/s · "
+                    f"{self.campaign.executions} execs · candidates {self.candidates} · findings {self.findings}",
+                    elapsed)
+            self.stopped = stop["flag"]
+            # a short grace period so the last divergences get their verdict
+            if self.cfg.triage and self.pending and not stop["flag"]:
+                self.triage_some(time.monotonic() + min(120.0, 0.2 * self.cfg.budget_s), self.cfg.budget_s)
+            return time.monotonic() - t0
+        finally:
+            signal.signal(signal.SIGTERM, prev)
+            progress.close()
+
+
+def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> FuzzResult:
+    """Run (or resume) a campaign as configured; see the module docstring."""
+    from sandbox import SandboxPool
+
+    from xamt.groups.execute import pool_settings
+    from xamt.groups.model import load_registry
+    from xamt.libraries.registry import Registry
+
+    if cfg.workers < 1:
+        raise ConfigError(f"--workers must be at least 1, got {cfg.workers}")
+    out = Path(cfg.out)
+    db = default_db_path(out)
+    if not db.exists():
+        raise XamtError(f"no store at {db}: run `xamt catalog`, `xamt match` and `xamt groups build` first "
+                        f"(or `make fuzz`, which runs them)")
+    registry = Registry()
+    adapters = {}
+    wanted = list(cfg.libraries) if cfg.libraries else None
+    for name in wanted or [a.name for a in registry]:
+        adapter = registry.get(name)  # raises UnknownLibraryError for a name with no adapter
+        if adapter.is_installed():
+            adapters[adapter.name] = adapter
+        else:
+            log(f"note: {name} is not installed here; skipped")
+    with Store(db) as store:
+        fs = FindingsStore(store)
+        store.ensure(FUZZ_STATE_SCHEMA)
+        groups = _select(load_registry(store), list(adapters), cfg.relations, cfg.max_groups)
+        if not groups:
+            raise XamtError(f"no validated groups for {', '.join(adapters) or 'these libraries'} in {db}: "
+                            f"run `xamt groups build` first")
+        campaign = None
+        start_elapsed = 0.0
+        if cfg.resume:
+            last = fs.campaign()
+            if last is None or last.status == "done":
+                raise XamtError("nothing to resume: the latest campaign finished (or there is none)")
+            campaign = last
+            start_elapsed = float(campaign.settings.get("elapsed_s", 0.0))
+            cfg.budget_s = campaign.budget_s
+            cfg.seed = campaign.seed
+            log(f"resuming campaign {campaign.id} at {start_elapsed:.0f}/{campaign.budget_s:.0f}s")
+        else:
+            campaign = Campaign(
+                libraries={n: a.version() for n, a in adapters.items()}, budget_s=cfg.budget_s,
+                seed=cfg.seed, workers=cfg.workers,
+                settings={"guided": cfg.guided, "batch": cfg.batch, "timeout": cfg.timeout,
+                          "relations": list(cfg.relations) if cfg.relations else None,
+                          "python": platform.python_version(), "platform": platform.platform(),
+                          "out": "."})
+            fs.start_campaign(campaign)
+        campaign.groups = len(groups)
+        campaign.status = "running"
+        fs.update_campaign(campaign)
+        settings = pool_settings(adapters.values())
+        log(f"campaign {campaign.id}: {len(groups)} groups over {', '.join(sorted(adapters))}, "
+            f"budget {cfg.budget_s:.0f}s, {cfg.workers} workers; store {db}")
+        pool = SandboxPool(preload=settings["preload"], env=settings["env"], workers=cfg.workers,
+                           timeout=cfg.timeout, memory_limit=cfg.memory_limit, confirm=True,
+                           batch_size=8, max_tasks_per_worker=None)
+        fuzzer = _Fuzzer(cfg, store, groups, adapters, pool, campaign, fs)
+        if cfg.resume:
+            fuzzer.restore()
+        seconds = 0.0
+        try:
+            seconds = fuzzer.run(start_elapsed)
+            campaign.status = "interrupted" if fuzzer.stopped else "done"
+        except BaseException:
+            campaign.status = "interrupted"  # resumable with --resume
+            raise
+        finally:
+            campaign.finished = time.time()
+            fuzzer.checkpoint(list(fuzzer.groups), float(campaign.settings.get("elapsed_s", 0.0)))
+            fuzzer.write_group_stats()
+            fs.update_campaign(campaign)
+            pool.close(wait=False)
+        by_class: dict[str, int] = {}
+        for row in fs.counts_by(campaign.id, "finding_class"):
+            by_class[row["finding_class"]] = row["n"]
+        return FuzzResult(campaign.id, len(groups), campaign.iterations, campaign.executions,
+                          seconds, fuzzer.findings, fuzzer.candidates, fuzzer.dropped, by_class)

@@ -1,0 +1,439 @@
+"""From a raw divergence to a filed finding: reference, outlier, class, minimal input, reproducer.
+
+:class:`Candidate` is what the fuzz loop hands over: one group, one input, the members' results
+and the oracle's signal. :class:`Triage` then
+
+1. picks the **reference** — a float64 evaluation (the member of the library that ranks first
+   as a pivot, run on the inputs upcast to float64) where the input holds lower-precision
+   floats, else the member that agrees with the element-wise median;
+2. names the **outlier** — the member farthest from that reference;
+3. **classifies** the divergence from the evidence (:mod:`xamt.triage.classify`);
+4. **minimises** the input while the same member still diverges (:mod:`xamt.triage.minimise`);
+5. writes a **reproducer** and **replays** it in a fresh process (:mod:`xamt.repro`); only a
+   reproduced divergence becomes a :class:`~xamt.findings.Finding`.
+
+Every library call goes through the campaign's :class:`~xamt.groups.execute.GroupExecutor`.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from xamt import repro
+from xamt.compare import compare_group
+from xamt.findings import Finding, FindingClass
+from xamt.groups.agree import Agreement
+from xamt.groups.execute import ExecItem, MemberResult
+from xamt.groups.normalise import leaves
+from xamt.oracle import ErrorKinds, SignalKind
+from xamt.triage.classify import classify_value, flush_subnormals
+from xamt.triage.minimise import minimise
+
+__all__ = ["Candidate", "Triage", "TriageOutcome", "input_signature", "upcast"]
+
+_log = logging.getLogger("xamt.triage")
+
+#: float dtypes a float64 reference evaluation improves on
+_LOW_FLOATS = {"float16": "float64", "bfloat16": "float64", "float32": "float64",
+               "complex64": "complex128"}
+
+
+def _array_flags(a: np.ndarray) -> str:
+    flags = ""
+    if a.size == 0:
+        return "e"
+    if a.dtype.kind in "fc" or a.dtype.name == "bfloat16":
+        x = a.astype(np.complex128) if a.dtype.kind == "c" else a.astype(np.float64)
+        parts = (x.real, x.imag) if a.dtype.kind == "c" else (x,)
+        if any(np.isnan(p).any() for p in parts):
+            flags += "n"
+        if any(np.isinf(p).any() for p in parts):
+            flags += "i"
+        from xamt.triage.classify import _subnormal_mask
+
+        if _subnormal_mask(a).any():
+            flags += "s"
+        if any(((p == 0) & np.signbit(p)).any() for p in parts):
+            flags += "z"
+    return flags
+
+
+def input_signature(values: Mapping[int, Any]) -> str:
+    """A coarse description of an input for de-duplication: per array slot its dtype, rank
+    class and special values (n NaN, i inf, s subnormal, z -0.0, e empty); per other slot its
+    type. Two inputs with the same signature that trip the same member the same way are one
+    finding."""
+    parts = []
+    for slot in sorted(values):
+        v = values[slot]
+        if isinstance(v, np.ndarray):
+            rank = "0" if v.ndim == 0 else "1" if v.ndim == 1 else "n"
+            parts.append(f"{v.dtype.name}/{rank}{_array_flags(v)}")
+        elif isinstance(v, list) and v and all(isinstance(a, np.ndarray) for a in v):
+            parts.append("[" + ",".join(f"{a.dtype.name}{_array_flags(a)}" for a in v) + "]")
+        elif isinstance(v, np.dtype):
+            parts.append(f"dtype:{v.name}")
+        else:
+            parts.append(type(v).__name__)
+    return "|".join(parts)
+
+
+def upcast(values: Mapping[int, Any]) -> dict[int, Any] | None:
+    """``values`` with lower-precision float arrays as float64 (complex128); None if none are."""
+    changed = False
+    out: dict[int, Any] = {}
+    for slot, v in values.items():
+        if isinstance(v, np.ndarray) and v.dtype.name in _LOW_FLOATS:
+            out[slot] = v.astype(_LOW_FLOATS[v.dtype.name])
+            changed = True
+        elif isinstance(v, list) and v and all(isinstance(a, np.ndarray) for a in v):
+            new = [a.astype(_LOW_FLOATS[a.dtype.name]) if a.dtype.name in _LOW_FLOATS else a for a in v]
+            changed |= any(a is not b for a, b in zip(new, v))
+            out[slot] = new
+        else:
+            out[slot] = v
+    return out if changed else None
+
+
+def _dominant_dtype(values: Mapping[int, Any]) -> str | None:
+    for slot in sorted(values):
+        v = values[slot]
+        if isinstance(v, np.ndarray):
+            return v.dtype.name
+        if isinstance(v, list) and v and isinstance(v[0], np.ndarray):
+            return v[0].dtype.name
+    return None
+
+
+@dataclass
+class Candidate:
+    """A raw divergence seen by the fuzz loop."""
+
+    group: Any
+    input: Any
+    values: dict[int, Any]
+    members: list[int]
+    results: list[MemberResult]
+    kind: SignalKind | str
+    member: int  # index into ``members`` / ``results`` of the suspected member
+    why: str = ""
+    signature: str = ""
+
+    @property
+    def prekey(self) -> tuple[str, str, str, str]:
+        """De-duplication key before triage: group, signal kind, suspected API, input signature."""
+        api = self.group.members[self.members[self.member]].qualname
+        return (self.group.key, str(getattr(self.kind, "value", self.kind)), api, self.signature)
+
+
+@dataclass
+class TriageOutcome:
+    """What triage made of a candidate: a finding (with evidence blobs) or why not."""
+
+    finding: Finding | None
+    inputs_blob: bytes = b""
+    outputs_blob: bytes = b""
+    dropped: str | None = None
+    seconds: float = 0.0
+    calls: int = 0
+
+
+@dataclass
+class Triage:
+    """Turns candidates into verified findings (see the module docstring)."""
+
+    executor: Any
+    adapters: Mapping[str, Any]
+    kinds: ErrorKinds
+    out_dir: Path
+    minimise_budget: int = 24
+    verify_timeout: float = 120.0
+    verify: bool = True
+    _calls: int = field(default=0, init=False)
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _run(self, group: Any, values: Mapping[int, Any], members: Sequence[int]) -> list[MemberResult]:
+        self._calls += 1
+        run = self.executor.run([ExecItem(group, dict(values), members=list(members))])[0]
+        return run.results
+
+    def _agreement(self, group: Any) -> Agreement:
+        return Agreement(getattr(group, "tolerance", None) or None)
+
+    def _pivot_order(self, group: Any, members: Sequence[int]) -> list[int]:
+        def rank(mi: int) -> tuple[int, int]:
+            ad = self.adapters.get(group.members[mi].library)
+            return (getattr(ad, "pivot_rank", 50), mi)
+        return sorted(members, key=rank)
+
+    # -- entry point --------------------------------------------------------------------------
+    def process(self, cand: Candidate, campaign_id: int) -> TriageOutcome:
+        start = time.monotonic()
+        self._calls = 0
+        try:
+            if cand.kind in (SignalKind.CRASH, "crash"):
+                out = self._crash(cand, campaign_id)
+            elif cand.kind in (SignalKind.INTERNAL, "internal"):
+                out = self._raised(cand, campaign_id, internal=True)
+            elif cand.kind in (SignalKind.STATUS, "status"):
+                out = self._raised(cand, campaign_id, internal=False)
+            else:
+                out = self._value(cand, campaign_id)
+        except Exception as exc:  # a triage bug must not end the campaign; say what broke
+            _log.exception("triage of %s failed", cand.prekey)
+            out = TriageOutcome(None, dropped=f"triage error: {type(exc).__name__}: {exc}")
+        out.seconds = time.monotonic() - start
+        out.calls = self._calls
+        return out
+
+    # -- value --------------------------------------------------------------------------------
+    def _value(self, cand: Candidate, campaign_id: int) -> TriageOutcome:
+        group = cand.group
+        ok = [cand.members[i] for i, r in enumerate(cand.results) if r.ok]
+        outputs = {cand.members[i]: r.value for i, r in enumerate(cand.results) if r.ok}
+        ref_member, ref_value, ref_label, ref_values = self._reference(group, cand.values, ok, outputs)
+        outlier, leaf = self._outlier(group, outputs, ok, ref_member, ref_value)
+        if outlier is None:
+            return TriageOutcome(None, dropped="no member diverges from the reference")
+        values = cand.values
+        # minimise: the outlier still disagrees with the same-precision reference member
+        same_ref = ref_member if ref_member != outlier else next(m for m in ok if m != outlier)
+        agree = self._agreement(group)
+
+        def still_fails(vals: dict[int, Any]) -> bool:
+            res = self._run(group, vals, [same_ref, outlier])
+            return res[0].ok and res[1].ok and not agree.pair(res[0].value, res[1].value)
+
+        if still_fails(values):
+            values = minimise(values, still_fails, budget=self.minimise_budget).inputs
+        # evidence on the (minimised) input
+        results = self._run(group, values, ok)
+        outputs = {m: r.value for m, r in zip(ok, results) if r.ok}
+        if outlier not in outputs:
+            return TriageOutcome(None, dropped="outlier no longer returns on the minimised input")
+        ref_member, ref_value, ref_label, ref_values = self._reference(group, values, ok, outputs)
+        out_leaf = leaves(outputs[outlier])[leaf] if leaf < len(leaves(outputs[outlier])) else None
+        ref_leaf = leaves(ref_value)[leaf] if ref_value is not None and leaf < len(leaves(ref_value)) else None
+        if not isinstance(out_leaf, np.ndarray) or not isinstance(ref_leaf, np.ndarray):
+            cls_name, why = FindingClass.VALUE, "outputs differ in structure"
+        else:
+            arrays = {s: v for s, v in values.items() if isinstance(v, np.ndarray)}
+
+            def rerun(flushed: dict[int, np.ndarray]) -> np.ndarray | None:
+                vals = dict(values)
+                vals.update(flushed)
+                res = self._run(group, vals, [ref_member])
+                if not res[0].ok:
+                    return None
+                lv = leaves(res[0].value)
+                return lv[leaf] if leaf < len(lv) else None
+
+            has_sub = any(not np.array_equal(a, b, equal_nan=True)
+                          for a, b in zip(arrays.values(), flush_subnormals(arrays).values()))
+            c = classify_value([out_leaf], 0, ref_leaf, arrays,
+                               rerun_reference=rerun if has_sub else None)
+            cls_name, why = c.finding_class, c.why
+        rep = (compare_group([ref_leaf, out_leaf], reference=0, tol=group.tolerance or None)
+               if isinstance(out_leaf, np.ndarray) and isinstance(ref_leaf, np.ndarray) else None)
+        summary = {"why": why, "reference": ref_label, "leaf": leaf}
+        if rep is not None:
+            m = rep.members[1]
+            summary.update(m.to_dict())
+            summary.update({"rtol": rep.tolerance.rtol, "atol": rep.tolerance.atol,
+                            "dispersion": rep.dispersion, "report": rep.summary()})
+        return self._finish(cand, campaign_id, cls_name, outlier, values, ok, results, summary,
+                            expect="value", ref_member=ref_member, ref_values=ref_values,
+                            ref_label=ref_label,
+                            tol=(rep.tolerance.rtol, rep.tolerance.atol) if rep else (1e-5, 1e-8))
+
+    def _reference(self, group: Any, values: Mapping[int, Any], ok: Sequence[int],
+                   outputs: Mapping[int, Any]) -> tuple[int, Any, str, dict[int, Any] | None]:
+        """(member, its output, label, the values it ran on when not ``values``)."""
+        up = upcast(values)
+        if up is not None:
+            for mi in self._pivot_order(group, ok):
+                res = self._run(group, up, [mi])[0]
+                if res.ok:
+                    return mi, res.value, f"{group.members[mi].qualname} on float64 inputs", up
+        flags = self._agreement(group).group([outputs[m] for m in ok])
+        for mi, f in zip(ok, flags):
+            if f:
+                return mi, outputs[mi], f"{group.members[mi].qualname} (agrees with the median)", None
+        mi = self._pivot_order(group, ok)[0]
+        return mi, outputs[mi], f"{group.members[mi].qualname} (first pivot; no majority)", None
+
+    def _outlier(self, group: Any, outputs: Mapping[int, Any], ok: Sequence[int], ref_member: int,
+                 ref_value: Any) -> tuple[int | None, int]:
+        """The member farthest from the reference and the index of the leaf where it differs."""
+        best: tuple[float, int, int] | None = None
+        ref_leaves = leaves(ref_value)
+        for mi in ok:
+            lv = leaves(outputs[mi])
+            if len(lv) != len(ref_leaves):
+                d = float("inf")
+                cand = (d, mi, 0)
+            else:
+                cand = None
+                for j, (a, r) in enumerate(zip(lv, ref_leaves)):
+                    if isinstance(a, np.ndarray) and isinstance(r, np.ndarray):
+                        rep = compare_group([r, a], reference=0, tol=group.tolerance or None)
+                        if not rep.values_agree:
+                            cand = (rep.members[1].distance, mi, j)
+                            break
+                    elif a != r:
+                        cand = (float("inf"), mi, j)
+                        break
+            if cand is not None and (best is None or cand[0] > best[0]):
+                best = cand
+        if best is None:
+            return None, 0
+        return best[1], best[2]
+
+    # -- status and internal errors ------------------------------------------------------------
+    def _raised(self, cand: Candidate, campaign_id: int, *, internal: bool) -> TriageOutcome:
+        group = cand.group
+        members = list(cand.members)
+        suspect = cand.members[cand.member]
+        suspect_res = cand.results[cand.member]
+        others_ok = [m for m, r in zip(cand.members, cand.results) if r.ok and m != suspect]
+
+        def signature(res: MemberResult) -> tuple[str, str | None]:
+            if res.status != "raised":
+                return res.status, None
+            kind, _ = self.kinds.classify(res.error_type, res.error_message)
+            return "raised", kind
+
+        want = signature(suspect_res)
+
+        def still_fails(vals: dict[int, Any]) -> bool:
+            probe = [suspect] + ([others_ok[0]] if others_ok and not internal else [])
+            res = self._run(group, vals, probe)
+            if signature(res[0]) != want:
+                return False
+            return internal or res[1].ok
+
+        values = cand.values
+        if still_fails(values):
+            values = minimise(values, still_fails, budget=self.minimise_budget).inputs
+        results = self._run(group, values, members)
+        idx = members.index(suspect)
+        if signature(results[idx]) != want:
+            return TriageOutcome(None, dropped="not reproducible in the sandbox on the minimised input")
+        ref = next((m for m, r in zip(members, results) if r.ok and m != suspect), None)
+        if not internal and ref is None:
+            return TriageOutcome(None, dropped="no member returns on the minimised input")
+        res = results[idx]
+        summary = {"why": cand.why, "error_type": res.error_type,
+                   "error_message": (res.error_message or "")[:2000]}
+        cls_name = FindingClass.INTERNAL if internal else FindingClass.STATUS
+        return self._finish(cand, campaign_id, cls_name, suspect, values, members, results, summary,
+                            expect="internal" if internal else "status", ref_member=ref,
+                            error_type=res.error_type)
+
+    # -- crashes --------------------------------------------------------------------------------
+    def _crash(self, cand: Candidate, campaign_id: int) -> TriageOutcome:
+        group = cand.group
+        suspect = cand.members[cand.member]
+        res = cand.results[cand.member]
+        outcome = res.outcome
+        if outcome is not None and getattr(outcome, "confirmed", None) is False:
+            return TriageOutcome(None, dropped="crash not confirmed in a fresh worker (flaky)")
+        others = [m for m, r in zip(cand.members, cand.results) if m != suspect and r.status != "skipped"]
+        members = others + [suspect]  # the crashing call runs last in the reproducer
+        results = [r for m, r in zip(cand.members, cand.results) if m != suspect and r.status != "skipped"] + [res]
+        summary = {"why": cand.why, "status": res.status,
+                   "signal": getattr(outcome, "signal_name", None),
+                   "exit_code": getattr(outcome, "exit_code", None),
+                   "stderr_tail": (getattr(outcome, "stderr_tail", "") or "")[-3000:],
+                   "confirmed": getattr(outcome, "confirmed", None)}
+        sig = getattr(outcome, "signal", None)
+        crash_signal = 0 if res.status == "timeout" else (sig if res.status == "crashed" else None)
+        return self._finish(cand, campaign_id, FindingClass.CRASH, suspect, cand.values, members,
+                            results, summary, expect="crash", crash_signal=crash_signal,
+                            crash_status=res.status)
+
+    # -- filing ----------------------------------------------------------------------------------
+    def _finish(self, cand: Candidate, campaign_id: int, cls_name: FindingClass, outlier: int,
+                values: dict[int, Any], members: Sequence[int], results: Sequence[MemberResult],
+                summary: dict[str, Any], *, expect: str, ref_member: int | None = None,
+                ref_values: dict[int, Any] | None = None, ref_label: str | None = None,
+                tol: tuple[float, float] = (1e-5, 1e-8), error_type: str | None = None,
+                crash_signal: int | None = None, crash_status: str | None = None) -> TriageOutcome:
+        from sandbox import codec
+
+        group = cand.group
+        out_m = group.members[outlier]
+        finding = Finding(
+            campaign_id=campaign_id, group_key=group.key, relation=group.relation,
+            finding_class=cls_name, outlier_library=out_m.library, outlier_api=out_m.qualname,
+            dtype=_dominant_dtype(values), signature=cand.signature,
+            members=[{"library": group.members[m].library, "api": group.members[m].qualname,
+                      "status": r.status, "error_type": r.error_type,
+                      "error_message": (r.error_message or "")[:500] or None,
+                      "outlier": m == outlier}
+                     for m, r in zip(members, results)],
+            summary={**summary, "prekey": list(cand.prekey), "reference_api": (
+                group.members[ref_member].qualname if ref_member is not None else None)},
+            input_recipe=cand.input.to_json() if hasattr(cand.input, "to_json") else {},
+        )
+        # the reproducer: the members (outlier included), then the float64 reference run if any
+        calls = []
+        for m in members:
+            mem = group.members[m]
+            calls.append((mem.qualname, mem, self.adapters[mem.library], values))
+        outlier_pos = list(members).index(outlier)
+        reference_pos = list(members).index(ref_member) if ref_member in members else None
+        if ref_values is not None and ref_member is not None:
+            mem = group.members[ref_member]
+            calls.append((f"{mem.qualname} [float64 reference]", mem, self.adapters[mem.library], ref_values))
+            reference_pos = len(calls) - 1
+        title = (f"Xamt finding: {cls_name.value} — {out_m.qualname} ({out_m.library}) "
+                 f"in group {group.key}")
+        header = "\n".join(
+            [f"Group: {group.key} ({group.relation}, expects equal {group.equivalence})",
+             f"Members: {', '.join(group.members[m].qualname for m in members)}",
+             f"Outlier: {out_m.qualname}",
+             f"Why: {summary.get('why', '')}"]
+            + ([f"Reference: {ref_label}"] if ref_label else []))
+        spec = repro.ReproSpec(
+            title=title, header=header, calls=calls,
+            normalisation=getattr(group, "normalisation", None) if getattr(group, "normalisation", "none") != "none" else None,
+            expect="crash" if expect == "crash" else expect, outlier=outlier_pos,
+            reference=reference_pos, rtol=tol[0], atol=tol[1], error_type=error_type)
+        folder = self._folder(finding)
+        script = repro.write(folder, repro.render(spec), repro.spec_inputs(spec))
+        finding.reproducer = str(script.relative_to(self.out_dir))
+        if self.verify:
+            v = repro.verify(script, expect=spec.expect, timeout=self.verify_timeout,
+                             crash_signal=crash_signal)
+            finding.summary["replay"] = {"returncode": v.returncode, "timed_out": v.timed_out,
+                                         "seconds": round(v.seconds, 2), "tail": v.output_tail[-1500:]}
+            if not v.reproduced and crash_status == "oom":
+                finding.summary["replay"]["note"] = "out-of-memory needs the sandbox's memory limit"
+            if not v.reproduced:
+                return TriageOutcome(None, dropped="reproducer did not reproduce in a fresh process")
+            finding.verified = True
+        inputs_blob = codec.dumps({f"slot{s}:{self._slot_name(group, s)}": v for s, v in values.items()})
+        outputs_blob = codec.dumps([
+            {"status": r.status, "value": r.value if r.ok else None,
+             "error_type": r.error_type, "error_message": r.error_message}
+            for r in results])
+        return TriageOutcome(finding, inputs_blob, outputs_blob)
+
+    @staticmethod
+    def _slot_name(group: Any, slot: int) -> str:
+        for s in getattr(group, "slots", []):
+            if s.index == slot:
+                return s.name
+        return str(slot)
+
+    def _folder(self, finding: Finding) -> Path:
+        import hashlib
+
+        digest = hashlib.blake2b(repr(finding.dedup_key()).encode(), digest_size=6).hexdigest()
+        return self.out_dir / "findings" / f"{finding.finding_class.value}-{digest}"
