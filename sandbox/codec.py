@@ -374,6 +374,20 @@ def encode_packet(obj: Any, *, tensors: bool = False, where: str = "value") -> P
     return Packet(enc.header, enc.buffers, enc.tensor_info)
 
 
+_array_meta: Dict[bytes, Tuple[np.dtype, str, struct.Struct, int, int]] = {}
+
+
+def _parse_array_head(data: bytes) -> Tuple[np.dtype, str, struct.Struct, int, int]:
+    """(dtype, order, shape struct, shape offset, data offset) of an array payload, cached by
+    the header bytes before the shape (dtype code, rank and order: few distinct values)."""
+    fortran, ndim, clen = _ARRAY_HEAD.unpack_from(data, 0)
+    meta = (dtype_from_code(data[3:3 + clen].decode()), "F" if fortran else "C", _SHAPES[ndim], 3 + clen,
+            3 + clen + 8 * ndim)
+    if len(_array_meta) < 4096:
+        _array_meta[bytes(data[:3 + clen])] = meta
+    return meta
+
+
 def _make_ext_hook(buffers: Optional[List[memoryview]], fallback: bool = False) -> Callable[[int, bytes], Any]:
     def unpack(data: bytes) -> Any:
         return msgpack.unpackb(data, ext_hook=hook, raw=False, strict_map_key=False, unicode_errors="surrogatepass")
@@ -386,10 +400,11 @@ def _make_ext_hook(buffers: Optional[List[memoryview]], fallback: bool = False) 
 
     def hook(code: int, data: bytes) -> Any:
         if code == EXT_ARRAY or code == EXT_ARRAY_OOB:
-            fortran, ndim, clen = _ARRAY_HEAD.unpack_from(data, 0)
-            dtype = dtype_from_code(data[3:3 + clen].decode())
-            offset = 3 + clen + 8 * ndim
-            shape = _SHAPES[ndim].unpack_from(data, 3 + clen)
+            meta = _array_meta.get(data[:3 + data[2]])
+            if meta is None:
+                meta = _parse_array_head(data)
+            dtype, order, shape_struct, shape_at, offset = meta
+            shape = shape_struct.unpack_from(data, shape_at)
             if code == EXT_ARRAY_OOB:
                 (index,) = _U32.unpack_from(data, offset)
                 if buffers is None or index >= len(buffers):
@@ -398,7 +413,7 @@ def _make_ext_hook(buffers: Optional[List[memoryview]], fallback: bool = False) 
             else:
                 # a private copy, so the array is writable (frombuffer on bytes is read-only)
                 flat = np.frombuffer(data, dtype=dtype, offset=offset).copy()
-            return flat.reshape(shape, order="F" if fortran else "C")
+            return flat.reshape(shape, order=order)
         if code == EXT_TUPLE:
             return tuple(unpack(data))
         if code == EXT_SCALAR:

@@ -60,6 +60,7 @@ _STATUSES = {s.value: s for s in Status}
 _SOLO_BYTES = 1 << 20         # a task this large travels alone (its frame may not fit in memory)
 _BATCH_BYTES = 4 << 20        # a batch stops growing at this many bytes
 _PIPELINE_BYTES = 64 << 10    # most unanswered bytes queued to a busy worker (< socket buffer)
+_PIPELINE_FRAMES = 4          # most frames queued to a busy worker
 _START_FAILURES = 3           # consecutive worker start failures that break the pool
 _ZYGOTE_RESTARTS = 2
 _EXIT_WAIT = 10.0             # seconds to wait for the zygote's exit report after a kill
@@ -610,9 +611,10 @@ class SandboxPool:
                     continue
                 busy += 1
                 budget = _BATCH_BYTES
-            elif w.state == _BUSY and self._queue and len(w.frames) < 2:
-                # Keep one frame queued behind the running one, so the worker never waits a
-                # round trip for work; only what fits in the socket buffer, so this cannot block.
+            elif w.state == _BUSY and self._queue and len(w.frames) < _PIPELINE_FRAMES:
+                # Keep frames queued behind the running one, so the worker never waits for this
+                # thread (which a busy machine may not schedule for a while); only what fits in
+                # the socket buffer, so this send cannot block.
                 budget = _PIPELINE_BYTES - sum(p.nbytes for p in w.inflight)
                 if budget <= 0:
                     continue

@@ -55,6 +55,9 @@ RESULT_BATCH = 64
 RESULT_DELAY = 0.005
 _PR_SET_PDEATHSIG = 1
 _MESSAGE_LIMIT = 16 * 1024
+_OK, _UNSERIALIZABLE = Status.OK.value, Status.UNSERIALIZABLE.value
+_perf_counter, _monotonic = time.perf_counter, time.monotonic
+_getrusage, _RUSAGE_SELF = resource.getrusage, resource.RUSAGE_SELF
 _TRACEBACK_LINE_LIMIT = 4096
 
 
@@ -225,7 +228,7 @@ class Worker:
         self.data_limit: Optional[int] = None
         self._clear_refs: Optional[int] = None
         self._workdir_ino = self._workdir_dev = -1
-        self._libc: Optional[ctypes.CDLL] = None
+        self._fflush: Optional[Callable[[Any], int]] = None
 
     # --- set-up -----------------------------------------------------------------------------
 
@@ -266,9 +269,9 @@ class Worker:
         except OSError:
             self._clear_refs = None  # then max_rss is the worker's peak, not the task's
         try:
-            self._libc = ctypes.CDLL(None)
-        except OSError:
-            self._libc = None
+            self._fflush = ctypes.CDLL(None).fflush
+        except (OSError, AttributeError):
+            self._fflush = None
 
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if self.file_size_limit is not None:
@@ -306,15 +309,14 @@ class Worker:
             if not packets:
                 return  # an empty frame: the pool retires this worker
             results: List[codec.Packet] = []
-            flushed = time.monotonic()
+            flushed = _monotonic()
             for header, buffers in packets:
-                now = time.monotonic()
-                self._mark_start(now)
+                self._mark_start(_monotonic())
                 results.append(self.run_packet(header, buffers))
-                if len(results) >= RESULT_BATCH or time.monotonic() - flushed >= RESULT_DELAY:
+                if len(results) >= RESULT_BATCH or _monotonic() - flushed >= RESULT_DELAY:
                     channel.send_packets(self.sock, results)
                     results = []
-                    flushed = time.monotonic()
+                    flushed = _monotonic()
             if results:
                 channel.send_packets(self.sock, results)
             del body, packets, results
@@ -333,19 +335,19 @@ class Worker:
             os.write(self._clear_refs, b"5")  # reset the peak-RSS counter for this task
         value: Any = None
         error_type = error_message = trace = failed_step = None
-        start = time.perf_counter()
+        start = _perf_counter()
         try:
             tid, steps, convert, convert_kwargs = codec.decode_packet(header, buffers)
         except DecodeError as exc:
             tid = None
-            status = Status.UNSERIALIZABLE.value
+            status = _UNSERIALIZABLE
             error_type = "sandbox.errors.DecodeError"
             error_message = f"the worker cannot decode the task's arguments: {exc}"
         else:
-            start = time.perf_counter()
+            start = _perf_counter()
             try:
                 value = self.execute(steps, convert, convert_kwargs or {})
-                status = Status.OK.value
+                status = _OK
             except _StepError as failure:
                 exc = failure.exc
                 error_type = _type_name(type(exc))
@@ -356,9 +358,10 @@ class Worker:
                 trace = _format_traceback(exc, 4 * self.capture_limit)
                 failed_step = failure.step
                 del failure, exc
-        duration = time.perf_counter() - start
-        self._flush_c_stdio()
-        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        duration = _perf_counter() - start
+        if self._fflush is not None:
+            self._fflush(None)  # C stdio buffers, so C-level output lands in this task's capture
+        rss = _getrusage(_RUSAGE_SELF).ru_maxrss * 1024
         stdout, stderr = self.stdout.take_tail(), self.stderr.take_tail()
         self._clean_workdir()
         # TENSORS_SEEN comes last: it encodes as the tensors the value held, converted just before
@@ -367,7 +370,7 @@ class Worker:
         try:
             packet = codec.encode_packet(message, tensors=True, where="result")
         except Exception as exc:  # EncodeError, or a tensor conversion failing in library code
-            message[2] = Status.UNSERIALIZABLE.value
+            message[2] = _UNSERIALIZABLE
             message[3] = None
             message[4] = _type_name(type(exc))
             located = codec.locate_unencodable(value, "value", tensors=True) if isinstance(exc, EncodeError) else None
@@ -415,10 +418,6 @@ class Worker:
                 raise ResolveError(f"cannot resolve {ref!r}: {type(found).__name__} object is not callable")
             self.functions[ref] = found
         return found
-
-    def _flush_c_stdio(self) -> None:
-        if self._libc is not None:
-            self._libc.fflush(None)
 
     def _clean_workdir(self) -> None:
         """Remove what the task left in the directory (a task may also have moved elsewhere).
