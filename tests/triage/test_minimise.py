@@ -37,3 +37,10 @@ def test_budget_is_respected_and_nothing_shrinks_when_predicate_never_holds():
     r = minimise({"x": x}, lambda c: False, budget=7)
     assert r.calls == 7 and not r.shrunk and r.inputs["x"] is not None
     assert np.array_equal(r.inputs["x"], x)
+
+
+def test_shrinks_towards_a_culprit_in_the_second_half():
+    x = np.ones((4, 3, 3))
+    x[3, 2, 1] = np.nan
+    r = minimise({"x": x}, lambda c: bool(np.isnan(c["x"]).any()), budget=100)
+    assert r.inputs["x"].size == 1 and np.isnan(r.inputs["x"]).all()

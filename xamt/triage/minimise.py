@@ -75,13 +75,15 @@ def minimise(
             n = big.shape[axis]
             if n <= 1:
                 continue
-            for keep in (n // 2, 1):
-                if keep >= n:
+            # first half, second half, then the first and the last single slice
+            windows = [np.arange(n // 2), np.arange(n // 2, n), np.arange(1), np.arange(n - 1, n)]
+            for keep in windows:
+                if keep.size >= n or keep.size == 0:
                     continue
                 cand = {}
                 for k, a in current.items():
                     if a.ndim > axis and a.shape[axis] == n and a.shape[:axis] == big.shape[:axis]:
-                        cand[k] = np.ascontiguousarray(np.take(a, np.arange(keep), axis=axis))
+                        cand[k] = np.ascontiguousarray(np.take(a, keep, axis=axis))
                     else:
                         cand[k] = a
                 if attempt(cand):

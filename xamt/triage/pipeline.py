@@ -261,9 +261,11 @@ class Triage:
                 if res.ok:
                     return mi, res.value, f"{group.members[mi].qualname} on float64 inputs", up
         flags = self._agreement(group).group([outputs[m] for m in ok])
-        for mi, f in zip(ok, flags):
-            if f:
-                return mi, outputs[mi], f"{group.members[mi].qualname} (agrees with the median)", None
+        # a strict majority agreeing with the median is a reference; two members, or a split
+        # group, have none: then the library that ranks first as a pivot (numpy-like) is
+        if 2 * sum(flags) > len(ok):
+            mi = next(m for m, f in zip(ok, flags) if f)
+            return mi, outputs[mi], f"{group.members[mi].qualname} (agrees with the majority)", None
         mi = self._pivot_order(group, ok)[0]
         return mi, outputs[mi], f"{group.members[mi].qualname} (first pivot; no majority)", None
 
@@ -368,10 +370,14 @@ class Triage:
 
         group = cand.group
         out_m = group.members[outlier]
+        # classes decided by one kind of special value need no finer signature than the dtype
+        coarse = cls_name in (FindingClass.NAN, FindingClass.SUBNORMAL, FindingClass.PROMOTION,
+                              FindingClass.DEFAULT, FindingClass.CRASH, FindingClass.INTERNAL)
+        signature = (_dominant_dtype(values) or "-") if coarse else input_signature(values)
         finding = Finding(
             campaign_id=campaign_id, group_key=group.key, relation=group.relation,
             finding_class=cls_name, outlier_library=out_m.library, outlier_api=out_m.qualname,
-            dtype=_dominant_dtype(values), signature=cand.signature,
+            dtype=_dominant_dtype(values), signature=signature,
             members=[{"library": group.members[m].library, "api": group.members[m].qualname,
                       "status": r.status, "error_type": r.error_type,
                       "error_message": (r.error_message or "")[:500] or None,

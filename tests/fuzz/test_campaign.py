@@ -1,0 +1,161 @@
+"""End-to-end campaigns on a tiny registry with planted divergences (tests/fuzz/fakelib.py)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from xamt.findings import FindingClass, FindingsStore
+from xamt.fuzz.campaign import FuzzConfig, parse_budget, run_campaign
+from xamt.fuzz.values import ArrayRecipe
+from xamt.groups.model import REGISTRY_SCHEMA, MemberInfo, RegisteredGroup
+from xamt.inputs.model import GroupInput, SlotValue
+from xamt.matching.model import ArgSpec, ArgumentPlan, GroupSlot, Member
+from xamt.errors import XamtError
+from xamt.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def member(target, params=("a",)):
+    plan = ArgumentPlan(args=[ArgSpec(slot=i, param=p, position=i, transform="tensor" if i == 0 else None)
+                              for i, p in enumerate(params)])
+    return Member(library="numpy", qualname=target.replace(":", "."), target=target, kind="function",
+                  call="function", plan=plan)
+
+
+def group(key, targets, params=("a",)):
+    members = [member(t, params) for t in targets]
+    seed = GroupInput({0: SlotValue.array(ArrayRecipe(seed=1, dtype="float32", shape=(2, 3)))})
+    return RegisteredGroup(
+        key=key, candidate=key, relation="cross_library", category="generic", canonical=key,
+        equivalence="value", state="validated", confidence=1.0,
+        slots=[GroupSlot(index=0, name="a", role="tensor", required=True, shared=True)],
+        members=members,
+        member_info=[MemberInfo(qualname=m.qualname, library="numpy", state="validated",
+                                accepted=["float32", "float64"]) for m in members],
+        seeds=[seed.to_json()])
+
+
+GROUPS = [
+    group("t:max", ["numpy:max", "tests.fuzz.fakelib:max_ignoring_nan"]),
+    group("t:negative", ["numpy:negative", "tests.fuzz.fakelib:negative_abort_on_inf"]),
+    group("t:exp", ["numpy:exp", "tests.fuzz.fakelib:exp_rejecting_negatives"]),
+    group("t:add_twins", ["numpy:add", "numpy:add"], params=("a", "b")),
+]
+
+
+def make_store(out: Path, groups=GROUPS) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with Store(out / "xamt.db") as st:
+        st.ensure(REGISTRY_SCHEMA)
+        for g in groups:
+            st.execute("INSERT INTO registry VALUES (?,?,?,?,?,?,?,?,?,?)",
+                       (g.key, "test", g.candidate, g.relation, g.state, g.equivalence,
+                        ",".join(g.libraries), len(g.members), g.confidence, json.dumps(g.to_json())))
+        st.execute("INSERT OR REPLACE INTO registry_info(key, value) VALUES ('versions', 'test')")
+
+
+def test_parse_budget():
+    assert parse_budget("90") == 90 and parse_budget("2m") == 120 and parse_budget("1.5h") == 5400
+    with pytest.raises(XamtError):
+        parse_budget("ten minutes")
+    with pytest.raises(XamtError):
+        parse_budget("0")
+
+
+def test_missing_store_and_empty_registry_are_clear_errors(tmp_path):
+    with pytest.raises(XamtError, match="no store"):
+        run_campaign(FuzzConfig(out=tmp_path / "none", libraries=["numpy"], progress=False))
+    make_store(tmp_path / "empty", groups=[])
+    with pytest.raises(XamtError, match="no validated groups"):
+        run_campaign(FuzzConfig(out=tmp_path / "empty", libraries=["numpy"], progress=False))
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory):
+    out = tmp_path_factory.mktemp("campaign")
+    make_store(out)
+    # the reproducers import tests.fuzz.fakelib, as a user's scripts import their own modules
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(ROOT)
+    try:
+        res = _run(out)
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH")
+        else:
+            os.environ["PYTHONPATH"] = old
+    return out, res
+
+
+def _run(out):
+    return run_campaign(FuzzConfig(out=out, libraries=["numpy"], budget_s=25, workers=2, seed=3,
+                                  batch=16, timeout=5, progress=False, verify_timeout=60))
+
+
+def test_campaign_finds_the_planted_divergences(campaign):
+    out, res = campaign
+    assert res.iterations > 50 and res.executions >= 2 * res.iterations * 0.9
+    with Store(out / "xamt.db") as st:
+        fs = FindingsStore(st)
+        found = {(f.group_key, f.finding_class) for f in fs.findings(res.campaign_id)}
+        findings = fs.findings(res.campaign_id)
+        c = fs.campaign(res.campaign_id)
+    assert c.status == "done" and c.iterations == res.iterations
+    assert ("t:max", FindingClass.NAN) in found
+    assert ("t:negative", FindingClass.CRASH) in found
+    assert ("t:exp", FindingClass.STATUS) in found
+    assert not any(g == "t:add_twins" for g, _ in found), "identical twins must never diverge"
+    for f in findings:
+        assert f.verified and (out / f.reproducer).exists()
+        assert f.outlier_api.startswith("tests.fuzz.fakelib.")
+
+
+def test_repro_command_replays_a_finding(campaign):
+    out, res = campaign
+    with Store(out / "xamt.db") as st:
+        f = next(f for f in FindingsStore(st).findings(res.campaign_id) if f.finding_class is FindingClass.NAN)
+    proc = subprocess.run([sys.executable, "-m", "xamt.cli", "repro", str(f.id), "--out", str(out)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "reproduced" in proc.stdout
+
+
+def test_killed_campaign_resumes(tmp_path):
+    out = tmp_path / "resume"
+    make_store(out)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, "-m", "xamt.cli", "fuzz", "--out", str(out), "--libs", "numpy",
+           "--budget", "40s", "--batch", "8", "--no-progress", "--no-triage", "--timeout", "5"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    iterations = 0
+    while time.monotonic() < deadline and iterations < 40:
+        time.sleep(1)
+        try:
+            with Store(out / "xamt.db") as st:
+                c = FindingsStore(st).campaign()
+                iterations = c.iterations if c else 0
+        except Exception:
+            pass
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert iterations >= 40, "the campaign should have checkpointed progress before the kill"
+    with Store(out / "xamt.db") as st:
+        killed = FindingsStore(st).campaign()
+    assert killed.status == "running"  # died without a goodbye
+    res = run_campaign(FuzzConfig(out=out, libraries=["numpy"], resume=True, batch=8, timeout=5,
+                                  progress=False, triage=False))
+    with Store(out / "xamt.db") as st:
+        c = FindingsStore(st).campaign()
+    assert c.id == killed.id and c.status == "done"
+    assert c.iterations > killed.iterations
+    assert c.settings["elapsed_s"] >= killed.settings["elapsed_s"]
+    with pytest.raises(XamtError, match="nothing to resume"):
+        run_campaign(FuzzConfig(out=out, libraries=["numpy"], resume=True, progress=False))
