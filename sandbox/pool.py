@@ -61,6 +61,7 @@ _SOLO_BYTES = 1 << 20         # a task this large travels alone (its frame may n
 _BATCH_BYTES = 4 << 20        # a batch stops growing at this many bytes
 _PIPELINE_BYTES = 64 << 10    # most unanswered bytes queued to a busy worker (< socket buffer)
 _PIPELINE_FRAMES = 4          # most frames queued to a busy worker
+_FIRST_CHUNK, _CHUNK = 64, 512  # run() queues tasks in chunks of these sizes
 _START_FAILURES = 3           # consecutive worker start failures that break the pool
 _ZYGOTE_RESTARTS = 2
 _EXIT_WAIT = 10.0             # seconds to wait for the zygote's exit report after a kill
@@ -70,12 +71,13 @@ class _Group:
     """Tasks of one :meth:`SandboxPool.run` call: the caller sleeps until all are resolved
     (waiting future by future would wake it, and take the GIL from the manager, per result)."""
 
-    __slots__ = ("remaining", "done", "outcomes")
+    __slots__ = ("remaining", "done", "outcomes", "abandoned")
 
     def __init__(self, count: int) -> None:
         self.remaining = count  # decremented by the manager thread only
         self.done = threading.Event()
         self.outcomes: List[Optional[Outcome]] = [None] * count
+        self.abandoned = False  # run() failed while submitting: drop what is still queued
 
 
 class _Pending:
@@ -254,7 +256,7 @@ class SandboxPool:
         self._cancel_deadline: Optional[float] = None
         #: counters: tasks submitted, worker starts and deaths, confirmation runs, outcomes by status
         self.stats: Dict[str, int] = dict.fromkeys(
-            ["submitted", "worker_starts", "deaths", "confirm_runs"] + [s.value for s in Status], 0)
+            ["submitted", "abandoned", "worker_starts", "deaths", "confirm_runs"] + [s.value for s in Status], 0)
 
         self._root = tempfile.mkdtemp(prefix="sandbox-")
         self._selector = selectors.DefaultSelector()
@@ -303,19 +305,32 @@ class SandboxPool:
     def run(self, tasks: Iterable[Task], timeout: Optional[float] = None) -> List[Outcome]:
         """Run ``tasks`` and return their outcomes in submission order.
 
-        ``timeout`` bounds the wait for all of them (``concurrent.futures.TimeoutError``);
-        the tasks themselves keep their own limits.
+        ``timeout`` bounds the wait for all of them (``TimeoutError``); the tasks themselves keep
+        their own limits. A malformed or unencodable task raises (TaskError, EncodeError) and
+        none of this call's tasks that have not started yet will run.
         """
-        pendings = [self._make_pending(task, with_future=False) for task in tasks]
-        if not pendings:
+        tasks = list(tasks)
+        if not tasks:
             return []
-        group = _Group(len(pendings))
-        for slot, p in enumerate(pendings):
-            p.group = group
-            p.slot = slot
-        self._enqueue(pendings)
+        group = _Group(len(tasks))
+        chunk: List[_Pending] = []
+        limit = _FIRST_CHUNK
+        try:
+            # encode and queue in chunks, so the workers start while the rest is encoded
+            for slot, task in enumerate(tasks):
+                p = self._make_pending(task, with_future=False)
+                p.group, p.slot = group, slot
+                chunk.append(p)
+                if len(chunk) >= limit:
+                    self._enqueue(chunk)
+                    chunk, limit = [], _CHUNK
+            if chunk:
+                self._enqueue(chunk)
+        except BaseException:
+            group.abandoned = True  # none of this run's tasks that are still queued will run
+            raise
         if not group.done.wait(timeout):
-            raise TimeoutError(f"{group.remaining} of {len(pendings)} tasks unfinished after {timeout} s")
+            raise TimeoutError(f"{group.remaining} of {len(tasks)} tasks unfinished after {timeout} s")
         return group.outcomes  # type: ignore[return-value]
 
     def close(self, wait: bool = True) -> None:
@@ -629,6 +644,10 @@ class SandboxPool:
             size = 0
             while self._queue and len(batch) < limit:
                 p = self._queue[0]
+                if p.group is not None and p.group.abandoned:
+                    self._queue.popleft()  # its run() call failed before it was fully queued
+                    self.stats["abandoned"] += 1
+                    continue
                 if p.future is not None and not p.started:
                     if not p.future.set_running_or_notify_cancel():
                         self._queue.popleft()  # cancelled by its submitter

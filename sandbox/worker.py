@@ -54,6 +54,7 @@ _KEEP_FILES = frozenset({STDOUT_FILE, STDERR_FILE, PROGRESS_FILE})
 RESULT_BATCH = 64
 RESULT_DELAY = 0.005
 _PR_SET_PDEATHSIG = 1
+_PR_SET_NAME = 15
 _MESSAGE_LIMIT = 16 * 1024
 _OK, _UNSERIALIZABLE = Status.OK.value, Status.UNSERIALIZABLE.value
 _perf_counter, _monotonic = time.perf_counter, time.monotonic
@@ -286,6 +287,7 @@ class Worker:
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            libc.prctl(_PR_SET_NAME, b"sbx-worker", 0, 0, 0)  # for ps/top: forks keep the zygote's command line
         except (OSError, AttributeError):
             return
         if os.getppid() != self.parent_pid:  # the zygote died before prctl took effect

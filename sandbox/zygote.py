@@ -231,6 +231,12 @@ def main(argv: Optional[List[str]] = None) -> None:
     config = json.loads(args[1])
     sys.path[:0] = [p for p in config.get("sys_path") or [] if p not in sys.path]
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(15, b"sbx-zygote", 0, 0, 0)  # PR_SET_NAME, for ps/top
+    except (OSError, AttributeError):
+        pass
     zygote = Zygote(ctrl, config)
     zygote.start()
     try:

@@ -330,3 +330,16 @@ def test_another_interpreter(tmp_path):
         executable, added = (o.value for o in pool.run([Task(BAD + "python_executable"), Task("numpy:add", (1, 2))]))
         assert pool.info["python"] == str(python)
     assert executable == str(python) and added == 3
+
+
+def test_a_failing_run_runs_none_of_its_queued_tasks():
+    with SandboxPool(workers=1, spares=0, batch_size=1) as pool:
+        tasks = [Task(BAD + "sleep_then", (0.05, i)) for i in range(200)] + [Task(BAD + "echo", (object(),))]
+        with pytest.raises(EncodeError, match=r"step 0 \(tests.badtasks:echo\) args\[0\]"):
+            pool.run(tasks)
+        assert pool.run([Task(BAD + "echo", (1,))])[0].value == 1
+        stats = pool.stats
+    # only the first chunk (64) reached the queue before the bad task; of it, what had not
+    # started yet was dropped unrun; the rest of the call was never queued
+    assert stats["submitted"] == 64 + 1 and stats["ok"] + stats["abandoned"] == 64 + 1
+    assert stats["abandoned"] >= 32
