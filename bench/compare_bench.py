@@ -6,7 +6,8 @@ One run measures, on this machine:
   * compare_group (backend "auto", i.e. the C kernel, default median reference) for k = 2, 4, 8
     members of float32 and float64 arrays from 16 to 16M elements, in GB/s of input read;
   * (b) an equivalent numpy implementation (np.isclose and masks, float64, nanmedian reference);
-  * (c) torch.testing.assert_close, pairwise against member 0 (k - 1 calls, equal_nan=True);
+  * (c) torch.testing.assert_close, pairwise against member 0 (k - 1 calls, equal_nan=True,
+    torch held to one thread like the comparator);
   * the per-call time for small groups (4 x 16 elements), and numba's first-call latency.
 It prints a table and writes bench/results/compare.json. Times are medians of repeated calls;
 ratios compare figures taken in this same run.
@@ -136,6 +137,9 @@ def main() -> None:
     args = parser.parse_args()
 
     import torch
+    # one thread, like the comparator's kernel: torch's thread pool would otherwise turn any
+    # contention on this shared machine into wild timings (spinning workers)
+    torch.set_num_threads(1)
     c = get_backend("c")
     numba_be = get_backend("numba")
     sizes = [16, 256, 4096, 65536, 1 << 20] + ([] if args.quick else [4 << 20, 16 << 20])

@@ -350,7 +350,6 @@ static void load_int(int code, const void *src, int64_t j0, int m, unsigned char
 
 #define XC_ABS64 INT64_C(0x7FFFFFFFFFFFFFFF)
 #define XC_EXP64 INT64_C(0x7FF0000000000000)
-#define XC_MINNORM64 INT64_C(0x0010000000000000) /* bits of DBL_MIN */
 
 static inline int64_t dbits(double x) { int64_t b; memcpy(&b, &x, sizeof b); return b; }
 static inline double bitsd(int64_t b) { double x; memcpy(&x, &b, sizeof x); return x; }
@@ -395,6 +394,8 @@ static const unsigned char NET8[19][2] = {{0,2},{1,3},{4,6},{5,7},{0,4},{1,5},{2
  * have differed somewhere so far, and the smallest ulp scale / minimum over the members. */
 typedef struct {
     double rtol, atol, smin, mmin, Mr, Mu, Mp;
+    /* per-member variant: each member's own maxima (rel, tolerance units, ulp), in fused order */
+    double pr[8], pu[8], pp[8];
 } fparams;
 
 /* Per-element reference for a fused kernel: median of KA keys (or the first row when INDEX). */
@@ -427,20 +428,33 @@ typedef struct {
 /* One fused pass over a chunk of KA rows of type T: the reference (median, or row 0 when
  * INDEX), |row - ref| per member (its maximum, as bits, goes to mxo; NaN/inf inputs show up as
  * a maximum >= the bits of +inf), and whether any element could raise a running maximum of
- * the ratios or exceed the tolerance (return value; see screen_member for why it is safe). */
-#define XC_FUSED(NAME, T, KT, SFX, KA, INDEX)                                                  \
+ * the ratios or exceed the tolerance (return value; see screen_member for why it is safe).
+ * PM = 0 screens the element-wise maximum W of |d| over the members against the smallest
+ * maxima (cheap); PM = 1 screens every member against its own maxima (for members whose
+ * differences have very different sizes, where the cheap test keeps raising false alarms).
+ * The ulp divisor is a power of two, so M * ulp is exact when normal and a tie cannot win;
+ * a subnormal product may be rounded, so there a tie counts. NaN products (inf * 0) belong
+ * to a maximum of inf, which nothing raises. */
+#define XC_FUSED(NAME, T, KT, SFX, KA, INDEX, PM)                                              \
     XC_HOT static int NAME(const T *const *xs, int m, const fparams *P, int64_t *restrict mxo) \
     {                                                                                          \
         const T *x[KA];                                                                        \
+        double pr[KA], pu[KA], pp[KA];                                                         \
         int64_t mx[KA], anyc = 0, mb = dbits(P->mmin);                                         \
         const double rtol = P->rtol, atol = P->atol, smin = P->smin;                           \
         const double Mr = P->Mr, Mu = P->Mu, Mp = P->Mp;                                       \
         int a, j;                                                                              \
-        for (a = 0; a < (KA); a++) { x[a] = xs[a]; mx[a] = 0; }                                \
+        for (a = 0; a < (KA); a++) {                                                           \
+            x[a] = xs[a];                                                                      \
+            mx[a] = 0;                                                                         \
+            pr[a] = P->pr[a];                                                                  \
+            pu[a] = P->pu[a];                                                                  \
+            pp[a] = P->pp[a];                                                                  \
+        }                                                                                      \
         for (j = 0; j < m; j++) {                                                              \
             double v[KA], R, ar, thr, um;                                                      \
             KT kk[KA];                                                                         \
-            int64_t w = 0, c, pb;                                                              \
+            int64_t w = 0, c = 0;                                                              \
             _Pragma("GCC unroll 8") for (a = 0; a < (KA); a++) {                               \
                 v[a] = (double)x[a][j];                                                        \
                 kk[a] = key_##SFX(x[a][j]);                                                    \
@@ -453,55 +467,60 @@ typedef struct {
             _Pragma("GCC unroll 8") for (a = (INDEX); a < (KA); a++) {                         \
                 int64_t d = dbits(v[a] - R) & XC_ABS64;                                        \
                 mx[a] = max_d(mx[a], d);                                                       \
-                w = max_d(w, d);                                                               \
+                if (PM) {                                                                      \
+                    double dd = bitsd(d), q = pp[a] * um;                                      \
+                    c |= ((int64_t)(dd >= pr[a] * ar) | (int64_t)(dd >= pu[a] * thr)           \
+                          | (int64_t)(dd > q) | ((int64_t)(dd == q) & (int64_t)(q < DBL_MIN))) \
+                         & (int64_t)(dd > 0.0);                                                \
+                } else {                                                                       \
+                    w = max_d(w, d);                                                           \
+                }                                                                              \
             }                                                                                  \
-            /* all operands are >= 0 (or NaN, whose bits exceed +inf's): compare as integers;  \
-             * pb - 1 turns "w > pu" into "w >= pu" where pu is subnormal (maybe rounded) */    \
-            pb = dbits(Mp * um);                                                               \
-            pb -= (int64_t)(pb < XC_MINNORM64);                                                \
-            c = (int64_t)(w >= dbits(Mr * ar)) | (int64_t)(w >= dbits(Mu * thr))               \
-                | (int64_t)(w > pb);                                                           \
-            anyc |= (int64_t)(w != 0) & c;                                                     \
+            if (!(PM)) {                                                                       \
+                double wd = bitsd(w), q = Mp * um;                                             \
+                c = ((int64_t)(wd >= Mr * ar) | (int64_t)(wd >= Mu * thr) | (int64_t)(wd > q)  \
+                     | ((int64_t)(wd == q) & (int64_t)(q < DBL_MIN))) & (int64_t)(wd > 0.0);    \
+            }                                                                                  \
+            anyc |= c;                                                                         \
         }                                                                                      \
         for (a = 0; a < (KA); a++) mxo[a] = mx[a];                                             \
         return anyc != 0;                                                                      \
     }
 
-XC_FUSED(fm_f2, float, int32_t, f, 2, 0)
-XC_FUSED(fm_f3, float, int32_t, f, 3, 0)
-XC_FUSED(fm_f4, float, int32_t, f, 4, 0)
-XC_FUSED(fm_f5, float, int32_t, f, 5, 0)
-XC_FUSED(fm_f6, float, int32_t, f, 6, 0)
-XC_FUSED(fm_f7, float, int32_t, f, 7, 0)
-XC_FUSED(fm_f8, float, int32_t, f, 8, 0)
-XC_FUSED(fm_d2, double, int64_t, d, 2, 0)
-XC_FUSED(fm_d3, double, int64_t, d, 3, 0)
-XC_FUSED(fm_d4, double, int64_t, d, 4, 0)
-XC_FUSED(fm_d5, double, int64_t, d, 5, 0)
-XC_FUSED(fm_d6, double, int64_t, d, 6, 0)
-XC_FUSED(fm_d7, double, int64_t, d, 7, 0)
-XC_FUSED(fm_d8, double, int64_t, d, 8, 0)
-XC_FUSED(fi_f2, float, int32_t, f, 2, 1)
-XC_FUSED(fi_f3, float, int32_t, f, 3, 1)
-XC_FUSED(fi_f4, float, int32_t, f, 4, 1)
-XC_FUSED(fi_f5, float, int32_t, f, 5, 1)
-XC_FUSED(fi_f6, float, int32_t, f, 6, 1)
-XC_FUSED(fi_f7, float, int32_t, f, 7, 1)
-XC_FUSED(fi_f8, float, int32_t, f, 8, 1)
-XC_FUSED(fi_d2, double, int64_t, d, 2, 1)
-XC_FUSED(fi_d3, double, int64_t, d, 3, 1)
-XC_FUSED(fi_d4, double, int64_t, d, 4, 1)
-XC_FUSED(fi_d5, double, int64_t, d, 5, 1)
-XC_FUSED(fi_d6, double, int64_t, d, 6, 1)
-XC_FUSED(fi_d7, double, int64_t, d, 7, 1)
-XC_FUSED(fi_d8, double, int64_t, d, 8, 1)
+#define XC_FUSED_SET(SFX, T, KT, KA)                                                           \
+    XC_FUSED(fm_##SFX##KA, T, KT, SFX, KA, 0, 0)                                               \
+    XC_FUSED(fi_##SFX##KA, T, KT, SFX, KA, 1, 0)                                               \
+    XC_FUSED(pm_##SFX##KA, T, KT, SFX, KA, 0, 1)                                               \
+    XC_FUSED(pi_##SFX##KA, T, KT, SFX, KA, 1, 1)
+
+XC_FUSED_SET(f, float, int32_t, 2)
+XC_FUSED_SET(f, float, int32_t, 3)
+XC_FUSED_SET(f, float, int32_t, 4)
+XC_FUSED_SET(f, float, int32_t, 5)
+XC_FUSED_SET(f, float, int32_t, 6)
+XC_FUSED_SET(f, float, int32_t, 7)
+XC_FUSED_SET(f, float, int32_t, 8)
+XC_FUSED_SET(d, double, int64_t, 2)
+XC_FUSED_SET(d, double, int64_t, 3)
+XC_FUSED_SET(d, double, int64_t, 4)
+XC_FUSED_SET(d, double, int64_t, 5)
+XC_FUSED_SET(d, double, int64_t, 6)
+XC_FUSED_SET(d, double, int64_t, 7)
+XC_FUSED_SET(d, double, int64_t, 8)
 
 typedef int (*fused_f_fn)(const float *const *, int, const fparams *, int64_t *);
 typedef int (*fused_d_fn)(const double *const *, int, const fparams *, int64_t *);
-static const fused_f_fn FM_F[9] = {0, 0, fm_f2, fm_f3, fm_f4, fm_f5, fm_f6, fm_f7, fm_f8};
-static const fused_d_fn FM_D[9] = {0, 0, fm_d2, fm_d3, fm_d4, fm_d5, fm_d6, fm_d7, fm_d8};
-static const fused_f_fn FI_F[9] = {0, 0, fi_f2, fi_f3, fi_f4, fi_f5, fi_f6, fi_f7, fi_f8};
-static const fused_d_fn FI_D[9] = {0, 0, fi_d2, fi_d3, fi_d4, fi_d5, fi_d6, fi_d7, fi_d8};
+/* [per-member][index reference][KA] */
+static const fused_f_fn FUSED_F[2][2][9] = {
+    {{0, 0, fm_f2, fm_f3, fm_f4, fm_f5, fm_f6, fm_f7, fm_f8},
+     {0, 0, fi_f2, fi_f3, fi_f4, fi_f5, fi_f6, fi_f7, fi_f8}},
+    {{0, 0, pm_f2, pm_f3, pm_f4, pm_f5, pm_f6, pm_f7, pm_f8},
+     {0, 0, pi_f2, pi_f3, pi_f4, pi_f5, pi_f6, pi_f7, pi_f8}}};
+static const fused_d_fn FUSED_D[2][2][9] = {
+    {{0, 0, fm_d2, fm_d3, fm_d4, fm_d5, fm_d6, fm_d7, fm_d8},
+     {0, 0, fi_d2, fi_d3, fi_d4, fi_d5, fi_d6, fi_d7, fi_d8}},
+    {{0, 0, pm_d2, pm_d3, pm_d4, pm_d5, pm_d6, pm_d7, pm_d8},
+     {0, 0, pi_d2, pi_d3, pi_d4, pi_d5, pi_d6, pi_d7, pi_d8}}};
 #define XC_FUSED_MAX 8
 
 /* ------------------------------------------------------------------ real general chunk path */
@@ -598,12 +617,15 @@ XC_HOT static int64_t screen_member(const double *restrict x, const double *rest
 }
 
 /* Everything for one chunk given double rows and the reference row: the vector pass over the
- * elements where all members are finite (F), then the scalar rules for the other nbad ones. */
-static void chunk_detail(const ctx_t *c, const double *const *rows, const double *R, int64_t j0,
+ * elements where all members are finite (F), then the scalar rules for the other nbad ones.
+ * Returns how many (member, element) pairs needed more than the vector pass: candidates,
+ * mismatches and non-finite elements; 0 means the chunk could have been skipped. */
+static int64_t chunk_detail(const ctx_t *c, const double *const *rows, const double *R, int64_t j0,
                          int m, double *AR, double *THR, double *TAU, int32_t *cand,
                          const int64_t *F, int nbad)
 {
     int a, j;
+    int64_t work = nbad;
     prep(R, m, c->rtol, c->atol, c->tolzero, AR, THR, TAU);
     for (a = 0; a < c->ka; a++) {
         acc_t *A = &c->acc[a];
@@ -614,6 +636,7 @@ static void chunk_detail(const ctx_t *c, const double *const *rows, const double
         cnt = screen_member(x, R, AR, THR, TAU, F, m, c->uscale[a], c->umin[a], A->mx[1],
                             A->mx[3], A->mx[2], cand, &amax, &nc);
         if (bitsd(amax) > A->mx[0]) A->mx[0] = bitsd(amax);
+        work += cnt + nc;
         if (cnt) {
             A->cnt[CAT_VAL] += cnt;
             if (f0 < 0) {
@@ -636,6 +659,7 @@ static void chunk_detail(const ctx_t *c, const double *const *rows, const double
         /* the earliest of: an earlier chunk's, this vector pass's, this scalar pass's */
         A->first = f0 >= 0 ? f0 : fv < 0 ? fs : fs < 0 ? fv : fv < fs ? fv : fs;
     }
+    return work;
 }
 
 /* ------------------------------------------------------------------ drivers */
@@ -686,11 +710,25 @@ static void fused_params(const ctx_t *c, fparams *P)
     P->Mr = Mr;
     P->Mu = Mu;
     P->Mp = Mp;
+    /* per member, in fused order (the reference first when there is one); a member that never
+     * differed has maxima 0, so any difference of its own is a candidate */
+    for (a = 0; a < c->ka && a < XC_FUSED_MAX; a++) {
+        const acc_t *A = &c->acc[a];
+        int pos = c->refpos >= 0 ? (a == c->refpos ? 0 : 1 + a - (a > c->refpos)) : a;
+        double mu = A->mx[3];
+        if (c->tolzero) mu = 0.0;
+        else if (mu > 1.0) mu = 1.0;
+        P->pr[pos] = A->mx[1];
+        P->pu[pos] = mu;
+        P->pp[pos] = A->mx[2];
+    }
 }
 
 static int run_real(const ctx_t *c, const void *const *src, const int *code)
 {
-    int ka = c->ka, a, j, nbad, uniform = code[0];
+    int ka = c->ka, a, j, nbad, uniform = code[0], pm = 0, pm_left = 0, window = 0;
+    int false_alarms = 0;
+    int64_t work;
     size_t rowsz = (size_t)CH * sizeof(double);
     /* B: ka decoded rows, S: ka key rows, then R, AR, THR, TAU, F; vals, tmp: ka each;
      * ptrs: 2 * ka row pointers (fused order and member order); cand: CH int32 */
@@ -734,10 +772,17 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
             for (a = 0; a < ka; a++)
                 if (a != c->refpos) frows[p++] = (const char *)src[a] + (size_t)j0 * isz;
             fused_params(c, &P);
+            pm = pm_left > 0;
+            if (pm) {
+                pm_left--;
+            } else if (++window > 16) {
+                window = 1;
+                false_alarms = 0;
+            }
             if (uniform == XC_F32)
-                anyc = (c->refpos >= 0 ? FI_F[ka] : FM_F[ka])((const float *const *)frows, m, &P, mxo);
+                anyc = FUSED_F[pm][c->refpos >= 0][ka]((const float *const *)frows, m, &P, mxo);
             else
-                anyc = (c->refpos >= 0 ? FI_D[ka] : FM_D[ka])((const double *const *)frows, m, &P, mxo);
+                anyc = FUSED_D[pm][c->refpos >= 0][ka]((const double *const *)frows, m, &P, mxo);
             for (a = 0; a < ka; a++) fin &= mxo[a] < XC_EXP64;
             if (fin) {
                 /* mxo is in fused order; map back to member positions */
@@ -769,7 +814,7 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
         }
         nbad = finite_mask(ka, rows, m, F);
         if (c->refpos >= 0) {
-            chunk_detail(c, rows, rows[c->refpos], j0, m, AR, THR, TAU, cand, F, nbad);
+            work = chunk_detail(c, rows, rows[c->refpos], j0, m, AR, THR, TAU, cand, F, nbad);
         } else {
             median_rows(ka, rows, m, R, S);
             for (j = 0; j < m && nbad > 0; j++) {
@@ -777,7 +822,19 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
                 for (a = 0; a < ka; a++) vals[a] = rows[a][j];
                 R[j] = median_real(ka, vals, tmp);
             }
-            chunk_detail(c, rows, R, j0, m, AR, THR, TAU, cand, F, nbad);
+            work = chunk_detail(c, rows, R, j0, m, AR, THR, TAU, cand, F, nbad);
+        }
+        if (fused_ok && !pm) {
+            /* The cheap screen compares the largest difference with the smallest maxima; when
+             * the members' differences have very different sizes it keeps sending chunks here
+             * for nothing. After 4 such false alarms within 16 chunks, screen per member for
+             * the next 256 chunks. */
+            false_alarms += work == 0;
+            if (false_alarms >= 4) {
+                pm_left = 256;
+                false_alarms = 0;
+                window = 0;
+            }
         }
     }
     free(mem);

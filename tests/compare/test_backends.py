@@ -66,3 +66,16 @@ def test_named_backend_is_used(backend):
     a = np.float32([1, 2, 3])
     rep = compare_group([a, a + 1], backend=backend)
     assert rep.backend == backend
+
+
+@pytest.mark.parametrize("reference", [0, None])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_backends_identical_members_of_different_noise(reference, dtype):
+    """Members whose differences differ in size: the C kernel switches to per-member screening."""
+    rng = np.random.default_rng(11)
+    base = rng.standard_normal(60000).astype(dtype)
+    outs = [base] + [base + dtype(i * i) * np.spacing(base) * rng.integers(0, 2, base.size)
+                     for i in range(1, 5)]
+    outs[3][::997] = np.nan
+    reps = _reports(outs, reference, None, False)
+    assert reps[0].key() == reps[1].key() == reps[2].key(), [r.summary() for r in reps]
