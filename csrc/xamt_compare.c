@@ -1,19 +1,20 @@
 /* Xamt comparator kernels (C99). Semantics: xamt/compare/__init__.py; declarations: xamt_compare.h.
  *
- * Work is done in chunks of CH elements: each member's chunk is decoded once into a float64 row
- * (or used in place when it already is float64), the reference row is built (member row or
- * element-wise median), and every statistic is updated from the rows while they sit in L1/L2, so
- * each input byte is read from memory exactly once.
+ * Work is done in chunks of CH elements, so that each input byte is read from memory once and
+ * everything else happens in L1/L2:
  *
- * Real-valued chunks whose values are all finite take a vectorisable fast path: per member only
- * |a - ref| (its maximum and an element-wise maximum W over the members) is computed; the ratio
- * maxima (relative, ulp, tolerance units) need a division per element, so they are only evaluated
- * for "candidate" elements that could raise a member's running maximum, found by comparing W with
- * those maxima times the element's divisor. The test is conservative (see screen()), so the
- * maxima are exactly those of the plain loop. Every other chunk (NaN/inf present, signed_zero,
- * complex and integer groups) runs the scalar loop, which is the literal definition.
+ * 1. Real groups of 2..8 members that all are float32 or all float64 first take one fused,
+ *    vectorised pass per chunk (XC_FUSED): decode, reference (median network or member), and per
+ *    member only |a - ref| and its maximum. The other maxima (relative, ulp, tolerance units)
+ *    need a division per element; the pass only checks whether any element *could* raise one of
+ *    them, or exceed the tolerance, by comparing |a - ref| with "running maximum x divisor".
+ *    That test is conservative (see screen_member), so most chunks end here, exactly.
+ * 2. Otherwise (a flagged chunk, other dtypes, more members) the chunk is decoded into float64
+ *    rows and chunk_detail screens each member against its own maxima, divides only for the
+ *    candidates it finds, and applies the scalar rules (elem_real) to elements holding NaN/inf.
+ * 3. signed_zero, complex and integer groups run the scalar loop, the literal definition.
  *
- * Both paths use only IEEE-754 operations that the numba and numpy backends perform identically
+ * All paths use only IEEE-754 operations that the numba and numpy backends perform identically
  * (no FMA contraction: build with -ffp-contract=off), which keeps the three reports bit-identical.
  */
 #include "xamt_compare.h"
@@ -786,7 +787,7 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
             for (a = 0; a < ka; a++) fin &= mxo[a] < XC_EXP64;
             if (fin) {
                 /* mxo is in fused order; map back to member positions */
-                for (p = 0, a = 0; a < ka; a++) {
+                for (a = 0; a < ka; a++) {
                     int pos = c->refpos >= 0 ? (a == c->refpos ? 0 : 1 + a - (a > c->refpos))
                                              : a;
                     double dm = bitsd(mxo[pos]);
@@ -808,7 +809,7 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
                 rows[a] = dst;
             }
         }
-        if (c->sz) { /* signed zeros need the exact sign of a zero median: scalar rules */
+        if (c->sz) { /* signed-zero mismatches are only told apart by the scalar rules */
             chunk_scalar_real(c, rows, j0, m, vals, tmp);
             continue;
         }
