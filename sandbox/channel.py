@@ -38,9 +38,18 @@ Parsed = Tuple[memoryview, List[memoryview]]
 
 def build_frame(packets: Sequence[codec.Packet]) -> List[Any]:
     """The buffers of one frame holding ``packets`` (for :func:`send_buffers`)."""
+    if not any(p.buffers for p in packets):
+        # the common case of small packets: one buffer, joined (cheaper than many iovecs)
+        body = b"".join([_U32.pack(len(packets))] + [p.framed() for p in packets])
+        return [_U64.pack(len(body)) + body]
     parts: List[Any] = [b"", _U32.pack(len(packets))]
     offset = 4
     for packet in packets:
+        if not packet.buffers:
+            framed = packet.framed()
+            parts.append(framed)
+            offset += len(framed)
+            continue
         lengths = [b.nbytes for b in packet.buffers]
         head = _PACKET_HEAD.pack(len(packet.header), len(lengths)) + struct.pack(f"<{len(lengths)}Q", *lengths)
         parts.append(head)

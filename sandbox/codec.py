@@ -52,6 +52,7 @@ _COMPLEX = struct.Struct("<dd")
 _U32 = struct.Struct("<I")
 _I64 = struct.Struct("<q")
 _ARRAY_HEAD = struct.Struct("<BBB")
+_PACKET_HEAD = struct.Struct("<II")  # header length, buffer count: a packet in a sandbox.channel frame
 _SHAPES = [struct.Struct(f"<{n}q") for n in range(65)]  # numpy allows at most 64 dimensions
 _ML_PREFIX = "ml_dtypes:"
 
@@ -352,12 +353,20 @@ def _encode(obj: Any, oob: bool, tensors: bool, where: str) -> _Encoder:
 class Packet:
     """An encoded value: msgpack ``header`` plus out-of-band ``buffers`` (views, not copies)."""
 
-    __slots__ = ("header", "buffers", "tensors")
+    __slots__ = ("header", "buffers", "tensors", "_framed")
 
     def __init__(self, header: bytes, buffers: List[memoryview], tensors: Optional[List[list]] = None) -> None:
         self.header = header
         self.buffers = buffers
         self.tensors = tensors or []
+        self._framed: Optional[bytes] = None
+
+    def framed(self) -> bytes:
+        """A packet without buffers as it appears in a frame (see sandbox.channel); cached,
+        since a task's packet may be sent twice (confirmation runs)."""
+        if self._framed is None:
+            self._framed = _PACKET_HEAD.pack(len(self.header), 0) + self.header
+        return self._framed
 
     @property
     def nbytes(self) -> int:

@@ -56,6 +56,8 @@ log = logging.getLogger("sandbox.pool")
 _PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
 _MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)*$")
 _STATUSES = {s.value: s for s in Status}
+_STATUS_NAMES = {s: s.value for s in Status}
+_OOM = Status.OOM
 
 _SOLO_BYTES = 1 << 20         # a task this large travels alone (its frame may not fit in memory)
 _BATCH_BYTES = 4 << 20        # a batch stops growing at this many bytes
@@ -790,7 +792,7 @@ class SandboxPool:
                 duration_s=duration, max_rss_bytes=rss, worker_pid=w.pid,
                 tensors=tuple(TensorInfo(*t) for t in tensors) if tensors else (), task=p.task,
             )
-            if outcome.status == Status.OOM:
+            if outcome.status is _OOM:
                 w.retire_after = True  # a worker that hit its limit may be fragmented: replace it
         if not w.inflight and w.state == _BUSY:
             w.state = _IDLE
@@ -1056,7 +1058,7 @@ class SandboxPool:
             original, first = p.confirm_of
             self._resolve(original, first)
             return
-        self.stats[outcome.status.value] += 1
+        self.stats[_STATUS_NAMES[outcome.status]] += 1
         if p.future is not None:
             try:
                 p.future.set_result(outcome)

@@ -15,6 +15,13 @@ def packets(*values):
     return [codec.encode_packet(v) for v in values]
 
 
+def body_of(frame) -> bytearray:
+    """The body of a frame built by build_frame (after its 8-byte length)."""
+    joined = b"".join(bytes(part) for part in frame)
+    assert int.from_bytes(joined[:8], "little") == len(joined) - 8
+    return bytearray(joined[8:])
+
+
 def decode_all(body):
     return [codec.decode_packet(h, b) for h, b in channel.parse_frame(body)]
 
@@ -22,8 +29,7 @@ def decode_all(body):
 def test_frame_round_trip_and_alignment():
     big = np.arange(100_000, dtype=np.float64)
     frame = channel.build_frame(packets([1, "a"], big, {"x": (big[:3], big[:50_000])}))
-    body = bytearray(b"".join(bytes(p) for p in frame[1:]))
-    assert int.from_bytes(frame[0], "little") == len(body)
+    body = body_of(frame)
     parsed = channel.parse_frame(body)
     base = np.frombuffer(body, dtype=np.uint8).__array_interface__["data"][0]
     for _, buffers in parsed:
@@ -37,12 +43,11 @@ def test_frame_round_trip_and_alignment():
 
 
 def test_empty_frame_parses_to_no_packets():
-    body = bytearray(b"".join(bytes(p) for p in channel.build_frame([])[1:]))
-    assert channel.parse_frame(body) == []
+    assert channel.parse_frame(body_of(channel.build_frame([]))) == []
 
 
 def test_corrupt_frames_are_rejected():
-    body = bytearray(b"".join(bytes(p) for p in channel.build_frame(packets([1, 2]))[1:]))
+    body = body_of(channel.build_frame(packets([1, 2])))
     with pytest.raises(ProtocolError):
         channel.parse_frame(body[:-1])
     with pytest.raises(ProtocolError):
