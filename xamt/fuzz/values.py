@@ -27,6 +27,7 @@ __all__ = [
     "numpy_dtype",
     "draw_shape",
     "mutate",
+    "SHAPES",
 ]
 
 #: dtype names Xamt fuzzes with, in the order used for reports.
@@ -101,27 +102,44 @@ def nonfinite_values(name: str) -> np.ndarray:
     return np.array([nan, inf, -inf], dtype=np.float64).astype(dt)
 
 
+#: the shapes fuzzing draws from: every rank 0-4, empty and size-1 dimensions, a few sizes. A
+#: fixed vocabulary rather than free sizes because compiling libraries (JAX, XLA, TF graphs)
+#: compile once per shape: a small vocabulary keeps their caches warm, so a campaign spends its
+#: time running operations rather than compiling them; values, dtypes and ranks still vary.
+SHAPES: tuple[tuple[int, ...], ...] = (
+    (), (0,), (1,), (3,), (5,), (8,),
+    (2, 3), (1, 4), (3, 1), (0, 3), (4, 4),
+    (2, 3, 4), (2, 1, 3), (3, 0, 2),
+    (2, 2, 1, 3), (1, 2, 3, 2),
+)
+
+
 def draw_shape(
     rng: np.random.Generator,
     *,
     max_rank: int = 4,
-    max_dim: int = 5,
+    max_dim: int = 8,
     p_empty: float = 0.05,
     p_one: float = 0.15,
     min_rank: int = 0,
 ) -> tuple[int, ...]:
-    """A random shape of rank ``min_rank..max_rank``; some dimensions are 0 (empty) or 1."""
-    rank = int(rng.integers(min_rank, max_rank + 1))
-    dims = []
-    for _ in range(rank):
-        u = rng.random()
-        if u < p_empty:
-            dims.append(0)
-        elif u < p_empty + p_one:
-            dims.append(1)
-        else:
-            dims.append(int(rng.integers(2, max_dim + 1)))
-    return tuple(dims)
+    """A shape from :data:`SHAPES` of rank ``min_rank..max_rank`` with no dimension above
+    ``max_dim``; ``p_empty`` is the chance of an empty shape (0: never), ``p_one`` of one with
+    a size-1 dimension."""
+    pool = [s for s in SHAPES if min_rank <= len(s) <= max_rank and all(d <= max_dim for d in s)]
+    if not pool:
+        raise ValueError(f"no shape of rank {min_rank}..{max_rank} with dimensions <= {max_dim}")
+    empty = [s for s in pool if 0 in s]
+    ones = [s for s in pool if 1 in s and 0 not in s]
+    rest = [s for s in pool if s not in empty and s not in ones] or pool
+    u = rng.random()
+    if empty and u < p_empty:
+        choice = empty
+    elif ones and u < p_empty + p_one:
+        choice = ones
+    else:
+        choice = rest
+    return choice[int(rng.integers(len(choice)))]
 
 
 @dataclass(frozen=True)
