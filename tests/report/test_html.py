@@ -48,7 +48,7 @@ def test_index_has_summary_coverage_table_and_plots(built):
     assert '<tr data-class="crash" data-library="jax" data-group="gelu/activation" data-status="unverified">' in table
     assert 'href="findings/1.html"' in table
     assert "10,800" in html and "180.0 exec/s" in html and "torch <small>2.13.0</small>" in html
-    assert "n/a" in html and "group validation has not run" in html
+    assert "n/a" in html and "`xamt groups build` has not run" in html
     # filter choices come with their counts
     assert '<option value="sum/reduction">sum/reduction (2)</option>' in html
 
@@ -114,3 +114,15 @@ def test_dest_that_holds_other_files_is_refused(tmp_path):
         build_report(out, dest=precious)
     assert (precious / "notes.txt").read_text() == "keep me"
     assert build_report(out, dest=tmp_path / "new").parent == (tmp_path / "new").resolve()
+
+
+def test_coverage_counts_apis_of_validated_groups(tmp_path):
+    from tests.fuzz.test_campaign import GROUPS, make_store
+    from xamt.report.model import _validated_counts
+
+    make_store(tmp_path)
+    notes = {}
+    with Store(tmp_path / "xamt.db") as st:
+        counts = _validated_counts(st, notes)
+    apis = {m.qualname for g in GROUPS for m in g.members}
+    assert counts == {"numpy": len(apis)} and notes == {}

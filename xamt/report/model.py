@@ -218,6 +218,25 @@ def _groups(fs: FindingsStore, campaigns: list[Campaign], findings: list[Finding
     return sorted(by_key.values(), key=lambda g: (-g.best_dispersion, g.group_key))
 
 
+def _validated_counts(store: Store, notes: dict[str, str]) -> dict[str, int] | None:
+    """Distinct APIs per library in the validated groups of the latest registry build."""
+    from xamt.groups.model import load_registry
+
+    try:
+        groups = load_registry(store)
+    except XamtError as exc:
+        notes["validated"] = f"the group registry cannot be read: {exc}"
+        return None
+    if not groups:
+        notes["validated"] = "no validated groups in this store (`xamt groups build` has not run)"
+        return None
+    apis: dict[str, set[str]] = defaultdict(set)
+    for g in groups:
+        for m in g.members:
+            apis[m.library].add(m.qualname)
+    return {lib: len(v) for lib, v in apis.items()}
+
+
 def _coverage(store: Store, fs: FindingsStore, campaigns: list[Campaign]) -> Coverage:
     notes: dict[str, str] = {}
     versions: dict[str, str] = {}
@@ -225,7 +244,7 @@ def _coverage(store: Store, fs: FindingsStore, campaigns: list[Campaign]) -> Cov
         versions.update(c.libraries)
 
     mined = _mined_counts(store, versions, notes)
-    notes["validated"] = "no validated groups in this store (group validation has not run)"
+    validated = _validated_counts(store, notes)
 
     fuzzed_apis: dict[str, set[str]] = defaultdict(set)
     groups_without_members, groups_total = 0, 0
@@ -248,12 +267,12 @@ def _coverage(store: Store, fs: FindingsStore, campaigns: list[Campaign]) -> Cov
         notes["fuzzed"] = (f"{groups_without_members} of {groups_total} fuzzed groups have no "
                            "recorded members: counts are lower bounds")
 
-    libraries = sorted(set(versions) | set(mined or {}) | set(fuzzed or {}))
+    libraries = sorted(set(versions) | set(mined or {}) | set(fuzzed or {}) | set(validated or {}))
     rows = [
         CoverageRow(
             lib, versions.get(lib),
             None if mined is None else mined.get(lib, 0),
-            None,
+            None if validated is None else validated.get(lib, 0),
             None if fuzzed is None else fuzzed.get(lib, 0),
         )
         for lib in libraries
