@@ -96,13 +96,32 @@ def dtype_from_code(code: str) -> np.dtype:
 # tensor -> numpy, worker side. Each converter returns (array, TensorInfo fields) or None when the
 # object is not a tensor of its library.
 
+_names: Dict[Any, str] = {}  # str() of types, dtypes and devices: few distinct values, asked often
+
+
+def _name(obj: Any) -> str:
+    name = _names.get(obj)
+    if name is None:
+        name = _names[obj] = (f"{obj.__module__}.{obj.__qualname__}" if isinstance(obj, type) else str(obj))
+    return name
+
+
 def _torch_to_numpy(obj: Any) -> Optional[Tuple[np.ndarray, str, str, str]]:
     import torch
 
     if not isinstance(obj, torch.Tensor):
         return None
-    kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
-    device, dtype_name = str(obj.device), str(obj.dtype)
+    try:
+        # the common case: a dense CPU tensor of a dtype numpy has (shares memory, no copy)
+        array = obj.numpy()
+    except (RuntimeError, TypeError):
+        array = _torch_to_numpy_careful(obj, torch)
+    return array, _name(type(obj)), _name(obj.device), _name(obj.dtype)
+
+
+def _torch_to_numpy_careful(obj: Any, torch: Any) -> np.ndarray:
+    """Gradients, sparse layouts, quantized, conjugate/negative views, other devices, and the
+    dtypes numpy lacks (bfloat16 and float8 via ml_dtypes, complex32 as complex64)."""
     t = obj.detach()
     if t.layout != torch.strided:
         t = t.to_dense()
@@ -115,12 +134,10 @@ def _torch_to_numpy(obj: Any) -> Optional[Tuple[np.ndarray, str, str, str]]:
 
         name = "bfloat16" if dt == torch.bfloat16 else str(dt)[len("torch."):]
         bits = torch.int16 if dt == torch.bfloat16 else torch.uint8
-        array = t.contiguous().view(bits).numpy().view(getattr(ml_dtypes, name))
-    elif dt == torch.complex32:
-        array = t.to(torch.complex64).numpy()
-    else:
-        array = t.numpy()
-    return array, kind, device, dtype_name
+        return t.contiguous().view(bits).numpy().view(getattr(ml_dtypes, name))
+    if dt == torch.complex32:
+        return t.to(torch.complex64).numpy()
+    return t.numpy()
 
 
 def _tensorflow_to_numpy(obj: Any) -> Optional[Tuple[np.ndarray, str, str, str]]:

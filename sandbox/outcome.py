@@ -16,7 +16,7 @@ import itertools
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Tuple
+from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import TaskError
 
@@ -233,8 +233,7 @@ class Task:
         return f"Task({body}{extra})"
 
 
-@dataclass(frozen=True)
-class TensorInfo:
+class TensorInfo(NamedTuple):
     """A library tensor found in a result and converted to numpy in the worker.
 
     ``index`` counts tensors in the order the encoder met them (depth first); ``kind`` is the

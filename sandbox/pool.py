@@ -565,11 +565,15 @@ class SandboxPool:
         """More live workers than wanted (after a confirmation's extra worker)."""
         return len(self._live()) > self.workers + self.spares + (1 if self._confirm_q else 0)
 
+    def _exhausted(self, w: _Worker) -> bool:
+        """The worker takes no more tasks (it retires after those it has)."""
+        return w.retire_after or (self.max_tasks_per_worker is not None
+                                  and w.dispatched >= self.max_tasks_per_worker)
+
     def _ensure_workers(self) -> None:
         # a worker that has been given its last task no longer counts: its successor forks now,
         # so no worker slot sits empty while the successor starts
-        live = [w for w in self._live() if not w.retire_after and (
-            self.max_tasks_per_worker is None or w.dispatched < self.max_tasks_per_worker)]
+        live = [w for w in self._live() if not self._exhausted(w)]
         target = self.workers + self.spares
         if self._stopping and not self._queue and not self._confirm_q:
             target = 0
@@ -613,7 +617,9 @@ class SandboxPool:
 
     def _dispatch(self) -> None:
         self._ensure_workers()
-        busy = sum(1 for w in self._workers.values() if w.state == _BUSY)
+        # a worker that was given its last task frees its slot now: its successor starts
+        # while it finishes, instead of after
+        busy = sum(1 for w in self._workers.values() if w.state == _BUSY and not self._exhausted(w))
         live = min(self.workers, len(self._live()))
         # workers that ran tasks before are fed first: fresh ones (spares) stay fresh for
         # confirmation runs and step in when a slot frees up
@@ -790,16 +796,14 @@ class SandboxPool:
                 status=_STATUSES[status], value=value, error_type=error_type, error_message=error_message,
                 traceback=trace, failed_step=failed_step, stdout_tail=stdout, stderr_tail=stderr,
                 duration_s=duration, max_rss_bytes=rss, worker_pid=w.pid,
-                tensors=tuple(TensorInfo(*t) for t in tensors) if tensors else (), task=p.task,
+                tensors=tuple(map(TensorInfo._make, tensors)) if tensors else (), task=p.task,
             )
             if outcome.status is _OOM:
                 w.retire_after = True  # a worker that hit its limit may be fragmented: replace it
         if not w.inflight and w.state == _BUSY:
             w.state = _IDLE
             w.next_check = None
-            if w.kill_reason is None and (
-                    w.retire_after or self._surplus()
-                    or (self.max_tasks_per_worker is not None and w.dispatched >= self.max_tasks_per_worker)):
+            if w.kill_reason is None and (self._exhausted(w) or self._surplus()):
                 self._retire(w)
         self._complete(p, outcome)
 

@@ -391,7 +391,8 @@ class Worker:
             for step, (fn, args, kwargs) in enumerate(steps):
                 if converter is not None or step:
                     args = _prepare(args, results, converter, convert_kwargs)
-                    kwargs = _prepare(kwargs, results, converter, convert_kwargs)
+                    if kwargs:
+                        kwargs = _prepare(kwargs, results, converter, convert_kwargs)
                 if fn[0] == ".":
                     target = getattr(args[0], fn[1:])
                     args = args[1:]
@@ -463,7 +464,7 @@ def _prepare(value: Any, results: List[Any], converter: Optional[Callable[..., A
     if t is dict:
         return {k: _prepare(v, results, converter, kwargs) for k, v in value.items()}
     if converter is not None and t is np.ndarray:
-        return converter(value, **kwargs)
+        return converter(value, **kwargs) if kwargs else converter(value)
     return value
 
 

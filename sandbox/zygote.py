@@ -18,6 +18,7 @@ Runs under other interpreters too: Python 3.9 syntax.
 """
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -100,6 +101,10 @@ class Zygote:
             })
             os._exit(1)
         import_s = time.perf_counter() - start
+        # Move everything imported so far out of the collector's reach: a collection in a
+        # worker would otherwise write to every object header and un-share those pages.
+        gc.collect()
+        gc.freeze()
         threads = thread_count()
         method = self.config["start_method"]
         if method == "spawn":
