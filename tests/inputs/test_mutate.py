@@ -1,0 +1,70 @@
+import numpy as np
+
+from tests.groups.helpers import group, member
+from xamt.inputs import GroupInput, materialise, mutate, seed_inputs
+from xamt.inputs.mutate import INVALID_OPS
+
+
+def _binary_axis_group():
+    m = member("numpy", "numpy.f", "numpy:add",
+               [(0, "x", 0, None, True), (1, "y", 1, None, True), (2, "axis", None, "axis", True),
+                (3, "keepdims", None, "keepdims", True), (4, "dtype", None, "dtype", True),
+                (5, "indices", None, "indices", True)])
+    return group("x:f/generic", [m], [(0, "x", "tensor"), (1, "y", "tensor"), (2, "axis", "axis"),
+                                     (3, "keepdims", "keepdim"), (4, "dtype", "dtype"), (5, "indices", "index")])
+
+
+def _broadcast(a, b):
+    try:
+        np.broadcast_shapes(a, b)
+        return True
+    except ValueError:
+        return False
+
+
+def test_mutations_stay_materialisable_and_mostly_valid():
+    g = _binary_axis_group()
+    inp = seed_inputs(g)[0]
+    rng = np.random.default_rng(7)
+    same_shape = axis_ok = total = 0
+    ops = set()
+    for _ in range(400):
+        inp2, op = mutate(g, inp, rng, dtypes=("float32", "float64"), p_invalid=0.0)
+        ops.add(op)
+        v = materialise(inp2)
+        total += 1
+        same_shape += _broadcast(v[0].shape, v[1].shape)
+        rank = v[0].ndim
+        axis = v[2]
+        axis_ok += axis is None or (isinstance(axis, int) and -max(rank, 1) <= axis < max(rank, 1)) or isinstance(axis, tuple)
+        assert v[5].size == 0 or v[5].max() < max(1, min(v[0].shape) if v[0].ndim else 1)
+        assert v[0].dtype.name in ("float32", "float64")
+        inp = inp2 if rng.random() < 0.5 else inp
+    assert same_shape / total > 0.8
+    assert axis_ok / total > 0.8
+    assert {"axis", "flag", "dtype_arg"} <= ops and any(op.endswith(":rescale") for op in ops)
+
+
+def test_invalid_mutations_on_request():
+    g = _binary_axis_group()
+    inp = seed_inputs(g)[0]
+    rng = np.random.default_rng(3)
+    seen = set()
+    for _ in range(100):
+        out, op = mutate(g, inp, rng, dtypes=("float32",), p_invalid=1.0)
+        assert op in INVALID_OPS
+        seen.add(op)
+        materialise(out)
+    assert {"invalid:axis", "invalid:dtype", "invalid:index", "invalid:shape"} <= seen
+
+
+def test_mutation_is_deterministic_for_a_seeded_rng():
+    g = _binary_axis_group()
+    inp = seed_inputs(g)[0]
+    a = [mutate(g, inp, np.random.default_rng(5))[0].signature() for _ in range(3)]
+    assert len(set(a)) == 1
+
+
+def test_empty_input():
+    g = _binary_axis_group()
+    assert mutate(g, GroupInput({}), np.random.default_rng(0)) == (GroupInput({}), "none")

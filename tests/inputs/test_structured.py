@@ -1,0 +1,58 @@
+import numpy as np
+import pytest
+
+from xamt.errors import ConfigError
+from xamt.fuzz.values import ArrayRecipe
+from xamt.inputs import structured
+
+
+def _base(shape, dtype="float32", seed=0):
+    return ArrayRecipe(seed=seed, dtype=dtype, shape=shape).build()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64"])
+def test_spd_is_hermitian_positive_definite(dtype):
+    m = structured.apply_array("spd", _base((2, 4, 4), dtype), {})
+    assert m.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(m, np.conj(np.swapaxes(m, -1, -2)), rtol=1e-5, atol=1e-6)
+    np.linalg.cholesky(m.astype(np.complex128 if m.dtype.kind == "c" else np.float64))  # raises if not PD
+
+
+def test_spd_of_non_square_uses_leading_block():
+    m = structured.apply_array("spd", _base((3, 5)), {})
+    assert m.shape == (3, 3)
+
+
+def test_probabilities_and_one_hot():
+    p = structured.apply_array("probabilities", _base((3, 4)), {})
+    assert (p > 0).all() and np.allclose(p.sum(-1), 1, atol=1e-6)
+    h = structured.apply_array("one_hot", _base((3, 4)), {})
+    assert set(np.unique(h)) <= {0.0, 1.0} and (h.sum(-1) == 1).all()
+
+
+def test_index_structures_follow_the_target():
+    target = np.zeros((3, 7))
+    idx = structured.apply_array("index_into:0", _base((20,), "int64"), {0: target})
+    assert idx.min() >= 0 and idx.max() < 3
+    bad = structured.apply_array("index_out_of:0", _base((20,), "int64"), {0: target})
+    assert ((bad >= 3) | (bad < -3)).all()
+    cls = structured.apply_array("class_of:1", _base((50,)), {1: 4})
+    assert cls.dtype == np.int64 and set(np.unique(cls)) <= {0, 1, 2, 3}
+
+
+def test_derived_literals():
+    ctx = {0: np.zeros((2, 3, 4))}
+    assert structured.apply_derived("reshape_of:0", ctx) == (4, 3, 2)
+    assert structured.apply_derived("shape_of:0", ctx) == (2, 3, 4)
+    assert structured.apply_derived("broadcast_of:0", ctx) == (2, 2, 3, 4)
+    assert structured.apply_derived("size_of:0", ctx) == 24
+    assert structured.apply_derived("permutation_of:0", ctx) == (2, 1, 0)
+
+
+def test_unknown_and_unreferenced_structures():
+    with pytest.raises(ConfigError):
+        structured.apply_array("banana", _base((2,)), {})
+    with pytest.raises(ConfigError):
+        structured.check("index_into", derived=False)
+    with pytest.raises(ConfigError):
+        structured.apply_array("index_into:3", _base((2,)), {})

@@ -1,0 +1,255 @@
+"""Fuzzing mutations of a group input, per slot role.
+
+:func:`mutate` returns a new :class:`~xamt.inputs.model.GroupInput` and the name of what it did.
+Arrays change through :func:`xamt.fuzz.values.mutate` (rescale, boundary and non-finite
+injection, reshape, redtype, reseed); a reshape or redtype usually moves every data array that
+shared the shape (dtype) together, so binary and matrix operations stay callable, and literal axes
+follow the new rank. Literals change by role: axes (negative, ``None``, tuples), flags flip,
+small integers for counts and ``k``, special floats for scalars, dtype arguments within the
+allowed dtypes. With probability ``p_invalid`` the mutation is deliberately invalid (an axis out
+of range, a dtype the members do not accept, out-of-range indices, mismatched shapes, a negative
+count) so the status oracle sees refusals too.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+import numpy as np
+
+from xamt.fuzz import values as fv
+from xamt.inputs.model import GroupInput, SlotValue
+from xamt.inputs.seed import fit_axis
+from xamt.inputs.structured import INTEGER_STRUCTURES, split
+
+__all__ = ["mutate", "MUTATION_OPS", "INVALID_OPS"]
+
+#: array operators (from :mod:`xamt.fuzz.values`) and literal operators
+MUTATION_OPS = tuple(fv.MUTATIONS) + ("axis", "flag", "integer", "scalar", "dtype_arg", "shape_arg")
+INVALID_OPS = ("invalid:axis", "invalid:dtype", "invalid:index", "invalid:shape", "invalid:count")
+
+_BOOL_ROLES = frozenset({"keepdim", "training", "flag", "sort_order", "stability", "sorted_flag"})
+_INT_ROLES = frozenset({"index", "count", "num_classes", "correction", "start", "stop", "step",
+                        "kernel", "stride", "dilation", "groups", "seed"})
+_FLOAT_ROLES = frozenset({"scalar", "bound", "probability", "initial"})
+_SCALARS = (0.0, 0.5, -0.5, 1.0, -1.0, 2.0, 1e-3, 1e3, -1e3, 1e-30, 3.0e38)
+_PROBABILITIES = (0.0, 0.1, 0.5, 0.9, 1.0)
+_SMALL_INTS = (0, 1, 2, 3, 4, 5)
+
+
+def _role(group: Any, slot: int) -> str:
+    for s in group.slots:
+        if s.index == slot:
+            return s.role
+    return ""
+
+
+def _is_data(value: SlotValue) -> bool:
+    if not value.is_array:
+        return False
+    if value.structure and split(value.structure)[0] in INTEGER_STRUCTURES:
+        return False
+    return all(r.dtype != "bool" for r in value.all_recipes())
+
+
+def _rank(inp: GroupInput) -> int | None:
+    for slot in inp:
+        v = inp[slot]
+        if _is_data(v):
+            return len(v.all_recipes()[0].shape)
+    return None
+
+
+def _refit_axes(group: Any, inp: GroupInput) -> GroupInput:
+    rank = _rank(inp)
+    if rank is None:
+        return inp
+    out = inp
+    for slot in inp:
+        v = inp[slot]
+        if v.kind == "literal" and _role(group, slot) == "axis":
+            out = out.replace(slot, SlotValue.literal(fit_axis(v.value, rank)))
+    return out
+
+
+def _new_seed(rng: np.random.Generator) -> int:
+    return int(rng.integers(0, 2**63 - 1))
+
+
+def _square_shape(rng: np.random.Generator) -> tuple[int, ...]:
+    n = int(rng.integers(1, 6))
+    batch = fv.draw_shape(rng, max_rank=1, p_empty=0.0)
+    return tuple(batch) + (n, n)
+
+
+def _broadcastable(shape: tuple[int, ...], rng: np.random.Generator) -> tuple[int, ...]:
+    """A shape that broadcasts against ``shape``: some leading axes dropped, some sizes set to 1."""
+    dims = list(shape[int(rng.integers(0, len(shape) + 1)):]) if shape else []
+    return tuple(1 if rng.random() < 0.3 else d for d in dims)
+
+
+def _array_op(group: Any, inp: GroupInput, rng: np.random.Generator,
+              dtypes: Sequence[str] | None) -> tuple[GroupInput, str]:
+    arrays = [s for s in inp if inp[s].is_array]
+    data = [s for s in arrays if _is_data(inp[s])]
+    op = fv.MUTATIONS[int(rng.integers(len(fv.MUTATIONS)))]
+    if op == "redtype" and not data:
+        op = "reseed"
+    coordinated = op in ("reshape", "redtype") and len(data) > 1 and rng.random() < 0.85
+    if op == "reshape" and len(data) > 1 and not coordinated:
+        # one data array takes a shape that broadcasts against the others' (still a valid call)
+        slot = data[int(rng.integers(len(data)))]
+        others = [inp[s].all_recipes()[0].shape for s in data if s != slot]
+        v = inp[slot]
+        new_shape = _broadcastable(others[0], rng)
+        recipes = tuple(dataclasses.replace(r, shape=new_shape, seed=_new_seed(rng)) for r in v.all_recipes())
+        return inp.replace(slot, v.with_recipes(recipes)), f"{_role(group, slot) or 'slot'}:broadcast"
+    if coordinated:
+        if op == "reshape":
+            shapes = [inp[s].all_recipes()[0].shape for s in data]
+            square = any(len(sh) >= 2 and sh[-1] == sh[-2] for sh in shapes)
+            new_shape = _square_shape(rng) if square else fv.draw_shape(rng)
+            out = inp
+            for s in data:
+                v = inp[s]
+                recipes = tuple(dataclasses.replace(r, shape=new_shape, seed=_new_seed(rng))
+                                for r in v.all_recipes())
+                out = out.replace(s, v.with_recipes(recipes))
+            return (_refit_axes(group, out) if rng.random() < 0.9 else out), "all:reshape"
+        choices = list(dtypes or fv.DTYPE_NAMES)
+        new_dtype = str(choices[int(rng.integers(len(choices)))])
+        out = inp
+        for s in data:
+            v = inp[s]
+            recipes = tuple(dataclasses.replace(r, dtype=new_dtype, seed=_new_seed(rng))
+                            for r in v.all_recipes())
+            out = out.replace(s, v.with_recipes(recipes))
+        return out, "all:redtype"
+    pool = data if op == "redtype" else arrays
+    slot = pool[int(rng.integers(len(pool)))]
+    v = inp[slot]
+    recipes = list(v.all_recipes())
+    i = int(rng.integers(len(recipes)))
+    square = (v.structure is not None and split(v.structure)[0] in
+              ("spd", "well_conditioned", "lower_triangular", "upper_triangular"))
+    new, name = fv.mutate(recipes[i], rng, dtypes=tuple(dtypes) if dtypes else None, op=op)
+    if name == "reshape" and square:
+        new = dataclasses.replace(new, shape=_square_shape(rng))
+    if name == "redtype" and not _is_data(v):
+        new = dataclasses.replace(new, dtype=recipes[i].dtype)
+    recipes[i] = new
+    out = inp.replace(slot, v.with_recipes(tuple(recipes)))
+    if name == "reshape" and _is_data(v) and rng.random() < 0.9:
+        out = _refit_axes(group, out)
+    return out, f"{_role(group, slot) or 'slot'}:{name}"
+
+
+def _literal_op(group: Any, inp: GroupInput, slot: int, rng: np.random.Generator,
+                dtypes: Sequence[str] | None) -> tuple[GroupInput, str] | None:
+    v = inp[slot]
+    role = _role(group, slot)
+    if v.kind == "dtype":
+        choices = list(dtypes or fv.DTYPE_NAMES)
+        return inp.replace(slot, SlotValue.dtype(str(choices[int(rng.integers(len(choices)))]))), "dtype_arg"
+    if v.kind != "literal":
+        return None
+    value = v.value
+    if role == "axis":
+        rank = _rank(inp) or 1
+        options: list[Any] = list(range(-rank, rank)) + [None]
+        if rank >= 2:
+            a, b = rng.choice(rank, size=2, replace=False)
+            options.append([int(a), int(b)])
+        new = options[int(rng.integers(len(options)))]
+        return inp.replace(slot, SlotValue.literal(new)), "axis"
+    if isinstance(value, bool) or role in _BOOL_ROLES:
+        return inp.replace(slot, SlotValue.literal(not bool(value))), "flag"
+    if role == "shape" or (isinstance(value, list) and all(isinstance(d, int) for d in value)):
+        shape = list(fv.draw_shape(rng, min_rank=1, max_rank=3))
+        return inp.replace(slot, SlotValue.literal(shape)), "shape_arg"
+    if isinstance(value, int) or role in _INT_ROLES:
+        return inp.replace(slot, SlotValue.literal(int(rng.choice(_SMALL_INTS)))), "integer"
+    if isinstance(value, float) or role in _FLOAT_ROLES:
+        pool = _PROBABILITIES if role == "probability" else _SCALARS
+        return inp.replace(slot, SlotValue.literal(float(rng.choice(pool)))), "scalar"
+    return None  # strings, modes, None: left as validated
+
+
+def _invalid(group: Any, inp: GroupInput, rng: np.random.Generator,
+             dtypes: Sequence[str] | None) -> tuple[GroupInput, str] | None:
+    options = []
+    axis_slots = [s for s in inp if inp[s].kind == "literal" and _role(group, s) == "axis"]
+    data = [s for s in inp if _is_data(inp[s])]
+    index_slots = [s for s in inp if inp[s].structure and split(inp[s].structure)[0] == "index_into"]
+    int_slots = [s for s in inp if inp[s].kind == "literal" and _role(group, s) in ("count", "index")
+                 and isinstance(inp[s].value, int) and not isinstance(inp[s].value, bool)]
+    unsupported = [d for d in fv.DTYPE_NAMES if dtypes is not None and d not in dtypes]
+    if axis_slots:
+        options.append("invalid:axis")
+    if data and unsupported:
+        options.append("invalid:dtype")
+    if index_slots:
+        options.append("invalid:index")
+    if len(data) > 1:
+        options.append("invalid:shape")
+    if int_slots:
+        options.append("invalid:count")
+    if not options:
+        return None
+    op = options[int(rng.integers(len(options)))]
+    if op == "invalid:axis":
+        rank = _rank(inp) or 1
+        slot = axis_slots[int(rng.integers(len(axis_slots)))]
+        return inp.replace(slot, SlotValue.literal(int(rng.choice([rank, -rank - 1, rank + 3])))), op
+    if op == "invalid:dtype":
+        new_dtype = str(unsupported[int(rng.integers(len(unsupported)))])
+        out = inp
+        for s in data:
+            v = inp[s]
+            out = out.replace(s, v.with_recipes(tuple(dataclasses.replace(r, dtype=new_dtype)
+                                                      for r in v.all_recipes())))
+        return out, op
+    if op == "invalid:index":
+        slot = index_slots[int(rng.integers(len(index_slots)))]
+        v = inp[slot]
+        target = split(v.structure)[1]  # type: ignore[arg-type]
+        return inp.replace(slot, dataclasses.replace(v, structure=f"index_out_of:{target}")), op
+    if op == "invalid:shape":
+        slot = data[int(rng.integers(len(data)))]
+        v = inp[slot]
+        old = v.all_recipes()[0].shape
+        new_shape = tuple(d + 1 for d in old) if old else (2,)
+        return inp.replace(slot, v.with_recipes(tuple(dataclasses.replace(r, shape=new_shape)
+                                                      for r in v.all_recipes()))), op
+    slot = int_slots[int(rng.integers(len(int_slots)))]
+    return inp.replace(slot, SlotValue.literal(int(rng.choice([-1, -3])))), op
+
+
+def mutate(group: Any, inp: GroupInput, rng: np.random.Generator, *,
+           dtypes: Sequence[str] | None = None, p_invalid: float = 0.05) -> tuple[GroupInput, str]:
+    """A mutated copy of ``inp`` and the operator's name.
+
+    ``group`` supplies slot roles (a candidate or registered group); ``dtypes`` are the dtypes
+    array mutations draw from (those the members accept); with probability ``p_invalid`` an
+    invalid mutation is made on purpose (its name starts with ``invalid:``).
+    """
+    if not inp.values:
+        return inp, "none"
+    if p_invalid > 0 and rng.random() < p_invalid:
+        made = _invalid(group, inp, rng, dtypes)
+        if made is not None:
+            return made
+    arrays = [s for s in inp if inp[s].is_array]
+    literals = [s for s in inp if inp[s].kind in ("literal", "dtype")]
+    # arrays carry most of the behaviour: three in four mutations touch one
+    if arrays and (not literals or rng.random() < 0.75):
+        return _array_op(group, inp, rng, dtypes)
+    order = list(literals)
+    rng.shuffle(order)
+    for slot in order:
+        made = _literal_op(group, inp, slot, rng, dtypes)
+        if made is not None:
+            return made
+    if arrays:
+        return _array_op(group, inp, rng, dtypes)
+    return inp, "none"
