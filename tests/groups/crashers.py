@@ -1,0 +1,39 @@
+"""Misbehaving 'library functions' for the registry tests (resolved inside sandbox workers)."""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+
+def segfault(x):
+    """Dies with SIGSEGV (a null pointer read)."""
+    return ctypes.string_at(0)
+
+
+def off_by_one(x):
+    """abs, but wrong."""
+    return np.abs(x) + 1.0
+
+
+def noisy(x):
+    """Nondeterministic: a different result on every call."""
+    return np.asarray(x) + np.random.default_rng().random(np.shape(x))
+
+
+def slow_abs(x):
+    """abs, eventually (used for timeouts)."""
+    import time
+
+    time.sleep(60)
+    return np.abs(x)
+
+
+def pair_sort(x):
+    """(values, indices) like torch.sort."""
+    return np.sort(x, axis=-1), np.argsort(x, axis=-1)
+
+
+def int_only_and(x, y):
+    """bitwise and that refuses floats (like numpy's)."""
+    return np.bitwise_and(x, y)

@@ -1,0 +1,192 @@
+import io
+import json
+from contextlib import redirect_stdout
+
+import pytest
+
+from tests.groups.helpers import group, member, unary
+from xamt.groups.build import build_registry
+from xamt.groups.model import RegisteredGroup, load_registry
+from xamt.libraries.registry import Registry
+from xamt.store import Store
+
+C = "tests.groups.crashers"
+
+
+def _registry(adapters):
+    return Registry(list(adapters.values()))
+
+
+def _abs_group(adapters):
+    pairs = [("numpy", "numpy.abs", "numpy:abs"),
+             ("crashy", f"{C}.off_by_one", f"{C}:off_by_one"),
+             ("crashy", f"{C}.segfault", f"{C}:segfault"),
+             ("crashy", f"{C}.noisy", f"{C}:noisy"),
+             ("numpy", "numpy.linalg.inv", "numpy.linalg:inv")]
+    if "torch" in adapters:
+        pairs.insert(1, ("torch", "torch.abs", "torch:abs"))
+    g = unary("x:abs/generic", pairs)
+    g.members.append(member("numpy", "numpy.f", "numpy:abs", [(0, "x", 0, None, True)], unmatched=["w"]))
+    return g
+
+
+def _build(tmp_path, pool, adapters, candidates, **kw):
+    store = Store(tmp_path / "xamt.db")
+    result = build_registry(store, candidates=candidates, pool=pool, registry=_registry(adapters), **kw)
+    return store, result
+
+
+def _by_key(store, **kw):
+    return {g.key: g for g in load_registry(store, states=None, **kw)}
+
+
+def test_validation_reasons_and_figures(tmp_path, pool, adapters):
+    store, result = _build(tmp_path, pool, adapters, [_abs_group(adapters)])
+    g = _by_key(store)["x:abs/generic"]
+    assert g.state == "validated" and g.equivalence == "value"
+    names = {m.qualname for m in g.members}
+    assert "numpy.abs" in names and ("torch.abs" in names or "torch" not in adapters)
+    reasons = {i.qualname: i.reason for _, i in g.rejected}
+    assert reasons[f"{C}.off_by_one"] == "differs"
+    assert reasons[f"{C}.segfault"] == "crashed"
+    assert reasons[f"{C}.noisy"] == "nondeterministic"
+    assert reasons["numpy.linalg.inv"] == "raised"
+    assert reasons["numpy.f"] == "incomplete_plan"
+    stats = result.stats
+    assert stats["cross_library_groups"] == (1 if "torch" in adapters else 0)
+    assert stats["rejection_reasons"]["crashed"] == 1
+    # the registered group round-trips and keeps its seeds and dtypes
+    back = RegisteredGroup.from_json(json.loads(json.dumps(g.to_json())))
+    assert back.key == g.key and back.seed_inputs()[0].variant == g.variant
+    info = g.member_info[0]
+    assert "float32" in info.accepted and "float64" in info.accepted
+
+
+def test_tuple_results_are_normalised(tmp_path, pool, adapters):
+    declared = unary("x:sort/generic", [("numpy", "numpy.sort", "numpy:sort"),
+                                        ("crashy", f"{C}.pair_sort", f"{C}:pair_sort")])
+    fallback = unary("x:mysort/generic", [("numpy", "numpy.sort", "numpy:sort"),
+                                          ("crashy", f"{C}.pair_sort", f"{C}:pair_sort")])
+    store, _ = _build(tmp_path, pool, adapters, [declared, fallback])
+    groups = _by_key(store)
+    assert groups["x:sort/generic"].normalisation == "first" and groups["x:sort/generic"].state == "validated"
+    assert groups["x:mysort/generic"].normalisation == "first"   # found among the fallbacks
+    assert len(groups["x:mysort/generic"].members) == 2
+
+
+def test_intra_relations_value_and_status(tmp_path, pool, adapters):
+    fm = group("function_method:numpy.abs|numpy.ndarray.abs",
+               [member("numpy", "numpy.abs", "numpy:abs", [(0, "x", 0, None, True)]),
+                member("numpy", "numpy.ndarray.__abs__", "numpy:ndarray.__abs__", [(0, "self", 0, None, True)],
+                       call="method", receiver_slot=0)],
+               [(0, "x", "tensor")], relation="function_method", canonical="abs")
+    sib = group("status_sibling:numpy.abs|numpy.negative",
+                [member("numpy", "numpy.abs", "numpy:abs", [(0, "x", 0, None, True)]),
+                 member("numpy", "numpy.negative", "numpy:negative", [(0, "x", 0, None, True)])],
+                [(0, "x", "tensor")], relation="status_sibling", canonical="sib", equivalence="status")
+    store, result = _build(tmp_path, pool, adapters, [fm, sib])
+    groups = _by_key(store)
+    assert groups[fm.key].state == "validated" and groups[fm.key].equivalence == "value"
+    assert groups[sib.key].state == "validated" and groups[sib.key].equivalence == "status"
+    assert result.stats["intra_relations_total"] == 2 and result.stats["cross_library_groups"] == 0
+
+
+def test_dtype_probing_records_refusals(tmp_path, pool, adapters):
+    g = group("x:bitwise_and/generic",
+              [member("numpy", "numpy.bitwise_and", "numpy:bitwise_and", [(0, "x", 0, None, True), (1, "y", 1, None, True)]),
+               member("crashy", f"{C}.int_only_and", f"{C}:int_only_and", [(0, "x", 0, None, True), (1, "y", 1, None, True)])],
+              [(0, "x1", "tensor"), (1, "x2", "tensor")])
+    store, _ = _build(tmp_path, pool, adapters, [g])
+    reg = _by_key(store)["x:bitwise_and/generic"]
+    assert reg.state == "validated" and reg.variant == "base"   # integer inputs from the data file
+    info = reg.member_info[0]
+    assert {"int32", "int64", "bool"} <= set(info.accepted)
+    assert "float32" not in info.accepted and info.dtypes["float64"].startswith("raised:")
+    assert set(reg.common_dtypes()) == set(info.accepted)
+
+
+def test_interrupted_build_resumes(tmp_path, pool, adapters):
+    cands = [unary(f"x:abs{i}/generic", [("numpy", "numpy.abs", "numpy:abs"),
+                                          ("crashy", "numpy.absolute", "numpy:absolute")]) for i in range(4)]
+    seen = []
+
+    def stop_after_two(result):
+        seen.append(result.candidate)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    store = Store(tmp_path / "xamt.db")
+    with pytest.raises(KeyboardInterrupt):
+        build_registry(store, candidates=cands, pool=pool, registry=_registry(adapters), on_result=stop_after_two)
+    again = build_registry(store, candidates=cands, pool=pool, registry=_registry(adapters))
+    assert again.resumed == 2 and again.built == 2
+    assert len(load_registry(store)) == 4
+    fresh = build_registry(store, candidates=cands, pool=pool, registry=_registry(adapters), resume=False)
+    assert fresh.built == 4 and fresh.resumed == 0
+
+
+def test_annotations_are_honoured(tmp_path, pool, adapters):
+    ann = tmp_path / "ann.toml"
+    ann.write_text(f'''
+[[group]]
+key = "x:ex/generic"
+exclude = true
+reason = "not an operation"
+
+[[group]]
+key = "x:pin/generic"
+pin = true
+members = ["numpy.abs", "{C}.off_by_one"]
+reason = "documented: off by one on purpose"
+
+[[group]]
+key = "x:norm/generic"
+normalise = "mean"
+tolerance = {{ float32 = [1e-2, 1e-3] }}
+note = "compared by the mean"
+reason = "test"
+
+[[member]]
+key = "x:mem/generic"
+api = "numpy.absolute"
+action = "exclude"
+reason = "documented default differs"
+''')
+    def pair(key, second):
+        return unary(key, [("numpy", "numpy.abs", "numpy:abs"), ("crashy", second, second.replace(".", ":", 1)
+                                                                   if second.startswith("numpy") else second.rsplit(".", 1)[0] + ":" + second.rsplit(".", 1)[1])])
+    cands = [pair("x:ex/generic", "numpy.absolute"), pair("x:pin/generic", f"{C}.off_by_one"),
+             pair("x:norm/generic", f"{C}.off_by_one"),
+             unary("x:mem/generic", [("numpy", "numpy.abs", "numpy:abs"), ("crashy", "numpy.absolute", "numpy:absolute"),
+                                     ("numpy", "numpy.absolute", "numpy:absolute")])]
+    store, _ = _build(tmp_path, pool, adapters, cands, data_paths={"annotations": str(ann)})
+    groups = _by_key(store)
+    assert groups["x:ex/generic"].state == "excluded" and groups["x:ex/generic"].excluded
+    assert any("not an operation" in a for a in groups["x:ex/generic"].annotations)
+    pinned = groups["x:pin/generic"]
+    assert pinned.state == "validated" and pinned.pinned and len(pinned.members) == 2
+    norm = groups["x:norm/generic"]
+    assert norm.normalisation == "mean" and norm.tolerance == {"float32": [1e-2, 1e-3]}
+    assert "compared by the mean" in norm.annotations
+    mem = groups["x:mem/generic"]
+    assert "numpy.absolute" not in {m.qualname for m in mem.members if m.library == "numpy"}
+    assert any(i.reason == "annotated" and i.qualname == "numpy.absolute" for _, i in mem.rejected)
+    assert load_registry(store, states=("excluded",))[0].key == "x:ex/generic"
+
+
+def test_cli_list_json(tmp_path, pool, adapters):
+    from xamt.cli import main
+
+    _build(tmp_path, pool, adapters, [unary("x:abs/generic", [("numpy", "numpy.abs", "numpy:abs"),
+                                                              ("crashy", "numpy.absolute", "numpy:absolute")])])
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        assert main(["groups", "list", "--out", str(tmp_path), "--json"]) == 0
+    doc = json.loads(buf.getvalue())
+    g = doc["groups"][0]
+    assert g["key"] == "x:abs/generic" and g["state"] == "validated"
+    assert {"library", "qualname", "plan", "accepted_dtypes"} <= set(g["members"][0])
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        assert main(["groups", "list", "--out", str(tmp_path), "--members", "--rejected"]) == 0
+    assert "numpy.abs(#0=slot0)" in buf.getvalue()

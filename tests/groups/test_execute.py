@@ -1,0 +1,79 @@
+import numpy as np
+import pytest
+
+from tests.groups.helpers import group, member, unary
+from xamt.groups.execute import ExecItem, GroupExecutor, member_spec, run_members
+from xamt.inputs import GroupInput, SlotValue, materialise, seed_inputs
+from xamt.fuzz.values import ArrayRecipe
+
+
+def test_run_members_in_process(adapters):
+    g = unary("x:abs/generic", [("numpy", "numpy.abs", "numpy:abs"),
+                                ("crashy", "tests.groups.crashers.noisy", "tests.groups.crashers:noisy"),
+                                ("numpy", "numpy.linalg.inv", "numpy.linalg:inv")])
+    values = materialise(seed_inputs(g)[0])
+    specs = [member_spec(m, adapters) for m in g.members]
+    out = run_members(specs, values, {"repeat": 2})
+    assert out[0][0] == "ok" and np.array_equal(out[0][1], np.abs(values[0])) and out[0][2] is False
+    assert out[1][0] == "ok" and out[1][2] is True           # two calls differ: nondeterministic
+    assert out[2][0] == "raised" and "LinAlgError" in out[2][1]
+    # parsed members are cached per process by id
+    again = run_members(specs[:1], values, {"normalise": "mean"})
+    assert again[0][1].shape == ()
+
+
+def test_bind_errors_are_skips_not_library_errors(adapters):
+    m = member("numpy", "numpy.add", "numpy:add", [(0, "x", 0, None, True), (1, "y", 1, None, False)])
+    # slot 0 missing but slot 1 given: a positional gap the plan cannot fill
+    out = run_members([member_spec(m, adapters)], {1: np.ones(2)}, {})
+    assert out[0][0] == "skipped"
+
+
+def test_executor_batches_isolates_crashes_and_memoises(pool, adapters):
+    g = unary("x:abs/generic", [("numpy", "numpy.abs", "numpy:abs"),
+                                ("crashy", "tests.groups.crashers.segfault", "tests.groups.crashers:segfault"),
+                                ("numpy", "numpy.absolute", "numpy:absolute")])
+    ex = GroupExecutor(pool, adapters, timeout=10, memo=True)
+    inp = seed_inputs(g)[0]
+    runs = ex.run([ExecItem(g, inp), ExecItem(g, inp, members=[0, 2])])
+    first = runs[0].results
+    assert [r.status for r in first] == ["ok", "crashed", "ok"]
+    assert first[1].outcome is not None and first[1].outcome.signal_name == "SIGSEGV"
+    assert ex.stats["solo_tasks"] == 3 and runs[1].members == [0, 2]
+    assert len(runs[0].outputs()) == 2
+    again = ex.run([ExecItem(g, inp)])
+    assert [r.status for r in again[0].results] == ["ok", "crashed", "ok"]
+    assert ex.stats["memo_hits"] == 3
+
+
+def test_incomplete_plans_and_missing_slots_are_skipped(pool, adapters):
+    ok = member("numpy", "numpy.abs", "numpy:abs", [(0, "x", 0, None, True)])
+    incomplete = member("numpy", "numpy.f", "numpy:abs", [(0, "x", 0, None, True)], unmatched=["weights"])
+    needs = member("numpy", "numpy.add", "numpy:add", [(0, "x", 0, None, True), (1, "y", 1, None, True)])
+    g = group("x:g/generic", [ok, incomplete, needs], [(0, "x", "tensor"), (1, "y", "tensor")])
+    inp = GroupInput({0: SlotValue.array(ArrayRecipe(seed=1))})
+    res = GroupExecutor(pool, adapters).run([(g, inp)])[0].results
+    assert [r.status for r in res] == ["ok", "skipped", "skipped"]
+    assert "incomplete" in res[1].error_message and "lacks slot" in res[2].error_message
+
+
+def test_cross_library_torch_and_dtype_probe(pool, adapters):
+    pytest.importorskip("torch")
+    g = unary("x:abs/generic", [("numpy", "numpy.abs", "numpy:abs"), ("torch", "torch.abs", "torch:abs")])
+    ex = GroupExecutor(pool, adapters)
+    run = ex.run([(g, seed_inputs(g)[0])])[0]
+    a, b = run.outputs()
+    assert isinstance(b, np.ndarray) and np.array_equal(a, b)
+    values = materialise(seed_inputs(g)[0])
+    probed = ex.probe([(g, 0, values, [0]), (g, 1, values, [0])], ["float64", "bfloat16", "bool"])
+    assert probed[0]["float64"][0] == "ok" and probed[1]["bfloat16"][0] == "ok"
+    assert probed[1]["bool"][0] == "raised"  # torch.abs refuses bool tensors
+
+
+def test_throughput_smoke(pool, adapters):
+    """Many cheap group-iterations in one batch (the fuzzer's use); the figure is in bench/."""
+    g = unary("x:abs/generic", [("numpy", "numpy.abs", "numpy:abs"), ("numpy", "numpy.absolute", "numpy:absolute")])
+    ex = GroupExecutor(pool, adapters)
+    inputs = [GroupInput({0: SlotValue.array(ArrayRecipe(seed=i))}) for i in range(200)]
+    runs = ex.run([(g, inp) for inp in inputs])
+    assert all(len(r.outputs()) == 2 for r in runs) and ex.stats["group_tasks"] == 200

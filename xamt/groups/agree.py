@@ -1,0 +1,83 @@
+"""Value agreement of normalised outputs, for validation (built on :mod:`xamt.compare`).
+
+Outputs are :func:`~xamt.groups.normalise.to_numpy_tree` results: arrays, strings, ``None`` or
+tuples of those. Two outputs agree when they have the same structure and every pair of array
+leaves agrees in value under the validation tolerance (:func:`xamt.compare.compare_group`'s
+``values_agree``: shape and values, not the dtype's kind, so ``int32`` indices match ``int64``
+ones and a ``float64`` result of a float32 input matches a ``float32`` one within tolerance);
+other leaves must be equal.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from xamt.compare import compare_group
+from xamt.groups.normalise import leaves
+
+__all__ = ["Agreement", "structure"]
+
+
+def structure(value: Any) -> Any:
+    """The shape of a tree: ``("t", n)`` for tuples (recursively), ``"a"`` for arrays, else the type."""
+    if isinstance(value, tuple):
+        return ("t", tuple(structure(v) for v in value))
+    if isinstance(value, np.ndarray):
+        return "a"
+    return type(value).__name__
+
+
+class Agreement:
+    """Pairwise and group agreement under one tolerance table (dtype name → (rtol, atol))."""
+
+    def __init__(self, tolerances: Mapping[str, Sequence[float]] | None = None):
+        self.tol = {k: (float(v[0]), float(v[1])) for k, v in (tolerances or {}).items()} or None
+
+    def _leaf_reports(self, values: Sequence[Any], reference: int | None) -> list[bool] | None:
+        """Per member: do its leaves agree with the reference's? None if structures differ."""
+        if len({repr(structure(v)) for v in values}) != 1:
+            return None
+        flags = [True] * len(values)
+        columns = list(zip(*[leaves(v) for v in values]))
+        for column in columns:
+            if isinstance(column[0], np.ndarray):
+                try:
+                    rep = compare_group(list(column), reference=reference, tol=self.tol)
+                except Exception:  # bad arguments for the comparator (e.g. an exotic dtype)
+                    return [False] * len(values)
+                for i, m in enumerate(rep.members):
+                    if not (m.shape_ok and not m.mismatches):
+                        flags[i] = False
+            else:
+                ref = column[reference or 0]
+                for i, leaf in enumerate(column):
+                    if leaf != ref:
+                        flags[i] = False
+        return flags
+
+    def pair(self, a: Any, b: Any) -> bool:
+        """True when ``b`` agrees with ``a`` (``a`` is the reference)."""
+        flags = self._leaf_reports([a, b], 0)
+        return bool(flags and flags[1])
+
+    def group(self, values: Sequence[Any]) -> list[bool]:
+        """Per member: agrees with the element-wise median of all (False for all if the
+        structures differ)."""
+        if len(values) < 2:
+            return [True] * len(values)
+        flags = self._leaf_reports(values, None)
+        return flags if flags is not None else [False] * len(values)
+
+    def dispersion(self, values: Sequence[Any]) -> float:
+        """Sum of the comparator's dispersion over the leaves (inf if structures differ)."""
+        if len({repr(structure(v)) for v in values}) != 1:
+            return float("inf")
+        total = 0.0
+        for column in zip(*[leaves(v) for v in values]):
+            if isinstance(column[0], np.ndarray):
+                try:
+                    total += compare_group(list(column), tol=self.tol).dispersion
+                except Exception:
+                    return float("inf")
+        return total

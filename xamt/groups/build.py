@@ -1,0 +1,318 @@
+"""``xamt groups build``: validate every candidate group in the sandbox and store the registry.
+
+Candidates come from the store (``xamt match``). Each is validated by
+:func:`~xamt.groups.validate.validate_candidate`; many run concurrently on one sandbox pool
+(:class:`~xamt.groups.schedule.Scheduler`). Results are committed per candidate, keyed by the
+libraries' versions and a fingerprint of the candidate and of every data file the build reads,
+so an interrupted build resumes where it stopped and a rebuild only redoes what changed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from xamt.errors import MatchingError, XamtError
+from xamt.groups.annotations import load_annotations, load_settings
+from xamt.groups.execute import GroupExecutor, pool_settings
+from xamt.groups.model import REGISTRY_SCHEMA, RegisteredGroup, load_registry
+from xamt.groups.normalise import load_normalisation_rules
+from xamt.groups.schedule import Scheduler
+from xamt.groups.validate import CandidateResult, Context, validate_candidate
+from xamt.inputs.rules import load_input_rules
+from xamt.libraries.registry import Registry
+from xamt.log import get_logger
+from xamt.store import Store
+
+__all__ = ["BUILD_VERSION", "BuildResult", "build_registry", "registry_stats", "select_candidates",
+           "versions_key"]
+
+_log = get_logger("groups.build")
+
+#: bump when validation rules change in code: every candidate is validated again
+BUILD_VERSION = 1
+
+
+@dataclass
+class BuildResult:
+    """Figures of one build (``stats``) and how long it took."""
+
+    versions: str
+    candidates: int
+    built: int
+    resumed: int
+    seconds: float
+    stats: dict[str, Any] = field(default_factory=dict)
+    interrupted: bool = False
+
+
+def versions_key(versions: dict[str, str]) -> str:
+    """The registry's key for a set of library versions (sorted JSON)."""
+    return json.dumps(dict(sorted(versions.items())), separators=(",", ":"))
+
+
+def select_candidates(groups: Iterable[Any], libraries: Sequence[str], *,
+                      relations: str = "all", keys: Sequence[str] | None = None) -> list[Any]:
+    """Candidate groups restricted to ``libraries``' members; groups left with fewer than two
+    libraries (cross-library) or two members (intra) are dropped. ``relations``: ``all``,
+    ``cross`` or ``intra``; ``keys``: only these candidate keys (substring match)."""
+    libs = set(libraries)
+    out = []
+    for g in groups:
+        cross = g.relation == "cross_library"
+        if relations == "cross" and not cross or relations == "intra" and cross:
+            continue
+        if keys and not any(k in g.key for k in keys):
+            continue
+        members = [m for m in g.members if m.library in libs]
+        if len(members) != len(g.members):
+            g = dataclasses.replace(g, members=members)
+        if cross and len({m.library for m in members}) < 2 or len(members) < 2:
+            continue
+        out.append(g)
+    # cross-library groups first (the headline), then intra relations, the ones with compiled
+    # members (slow: a compilation per API) last; stable by key
+    out.sort(key=lambda g: (g.relation != "cross_library", any(m.call == "compiled" for m in g.members),
+                            g.relation, g.key))
+    return out
+
+
+def _fingerprint(group: Any, data: str) -> str:
+    text = json.dumps(group.to_json(), sort_keys=True, default=str) + data + str(BUILD_VERSION)
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+
+
+def _persist(store: Store, versions: str, result: CandidateResult, fingerprint: str) -> None:
+    with store.transaction():
+        store.execute("DELETE FROM registry WHERE candidate=? AND versions=?", (result.candidate, versions))
+        store.executemany(
+            "INSERT OR REPLACE INTO registry(key, versions, candidate, relation, state, equivalence,"
+            " libraries, n_members, confidence, data) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            [(g.key, versions, g.candidate, g.relation, g.state, g.equivalence, ",".join(g.libraries),
+              len(g.members), g.confidence, json.dumps(g.to_json(), default=_json_default))
+             for g in result.groups])
+        store.execute(
+            "INSERT INTO registry_builds(candidate, versions, fingerprint, seconds, summary)"
+            " VALUES (?,?,?,?,?) ON CONFLICT(candidate, versions) DO UPDATE SET"
+            " fingerprint=excluded.fingerprint, seconds=excluded.seconds, summary=excluded.summary",
+            (result.candidate, versions, fingerprint, result.seconds, json.dumps(result.summary())))
+
+
+def _json_default(obj: Any) -> Any:
+    import numpy as np
+
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, float) and obj != obj:
+        return None
+    return str(obj)
+
+
+class _Progress:
+    """Groups done / total, ETA and the API being validated (rich on a terminal, log lines otherwise)."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total = total
+        self.done = 0
+        self.start = time.monotonic()
+        self._rich = None
+        self._last_log = 0.0
+        if enabled and total and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+
+            self._rich = Progress(TextColumn("groups"), BarColumn(), MofNCompleteColumn(),
+                                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                  TextColumn("{task.fields[current]}"),
+                                  console=Console(stderr=True), transient=False)
+            self._task = self._rich.add_task("build", total=total, current="")
+            self._rich.start()
+        self.enabled = enabled
+
+    def started(self, key: str) -> None:
+        if self._rich is not None:
+            self._rich.update(self._task, current=key[:60])
+
+    def finished(self, key: str) -> None:
+        self.done += 1
+        if self._rich is not None:
+            self._rich.update(self._task, advance=1)
+            return
+        now = time.monotonic()
+        if self.enabled and (now - self._last_log > 10 or self.done == self.total):
+            self._last_log = now
+            elapsed = now - self.start
+            eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
+            print(f"groups {self.done}/{self.total}  elapsed {elapsed:.0f} s  ETA {eta:.0f} s  "
+                  f"current {key}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self._rich is not None:
+            self._rich.stop()
+
+
+def build_registry(
+    store: Store,
+    *,
+    libraries: Sequence[str] | None = None,
+    workers: int = 2,
+    resume: bool = True,
+    relations: str = "all",
+    keys: Sequence[str] | None = None,
+    limit: int | None = None,
+    probe: bool = True,
+    progress: bool = False,
+    registry: Registry | None = None,
+    pool: Any = None,
+    candidates: Sequence[Any] | None = None,
+    data_paths: dict[str, str] | None = None,
+    on_result: Callable[[CandidateResult], None] | None = None,
+) -> BuildResult:
+    """Validate the stored candidate groups and store the registry (see the module docstring).
+
+    ``pool``: an open :class:`sandbox.SandboxPool` to use (default: one is started with every
+    selected library preloaded and ``workers`` workers); ``candidates``: candidate groups to use
+    instead of the stored ones (tests); ``data_paths``: alternative data files (keys
+    ``inputs``, ``normalisations``, ``annotations``, ``settings``).
+    """
+    t0 = time.monotonic()
+    registry = registry or Registry()
+    libs = list(libraries) if libraries else [a.name for a in registry if a.is_installed()]
+    adapters = {name: registry.get(name) for name in libs}
+    for name, adapter in adapters.items():
+        if not adapter.is_installed():
+            raise XamtError(f"library {name} is not installed here; leave it out of --libs")
+    store.ensure(REGISTRY_SCHEMA)
+    if candidates is None:
+        from xamt.matching.engine import load_groups
+
+        stored = load_groups(store).groups
+        if not stored:
+            raise MatchingError("the store holds no candidate groups: run `xamt match` first")
+        candidates = stored
+    selected = select_candidates(candidates, libs, relations=relations, keys=keys)
+    if limit is not None:
+        selected = selected[:limit]
+    paths = data_paths or {}
+    rules = load_input_rules(paths.get("inputs"))
+    norms = load_normalisation_rules(paths.get("normalisations"))
+    annotations = load_annotations(paths.get("annotations"))
+    settings = load_settings(paths.get("settings"))
+    versions = {name: adapter.version() for name, adapter in adapters.items()}
+    vkey = versions_key(versions)
+    data_fp = "|".join((rules.fingerprint, norms.fingerprint, annotations.fingerprint,
+                        settings.fingerprint, str(probe)))
+    done: dict[str, str] = {}
+    if resume:
+        done = {r["candidate"]: r["fingerprint"] for r in
+                store.query("SELECT candidate, fingerprint FROM registry_builds WHERE versions=?", (vkey,))}
+    todo, resumed = [], 0
+    for g in selected:
+        fp = _fingerprint(g, data_fp)
+        if done.get(g.key) == fp:
+            resumed += 1
+        else:
+            todo.append((g, fp))
+    with store.transaction():
+        store.execute("INSERT OR REPLACE INTO registry_info(key, value) VALUES ('versions', ?)", (vkey,))
+    _log.info("registry build: %d candidates, %d already built, %d to validate", len(selected), resumed, len(todo))
+
+    own_pool = pool is None
+    if own_pool and todo:
+        from sandbox import SandboxPool
+
+        conf = pool_settings(adapters.values())
+        out_dir = str(store.path.parent.resolve())
+        conf["env"].update({k: v.replace("{out}", out_dir) for k, v in settings.environment.items()})
+        # workers are recycled now and then: compiled-program caches grow with every new API
+        pool = SandboxPool(workers=workers, timeout=settings.timeout, confirm=False,
+                           max_tasks_per_worker=4000, memory_limit=4 << 30, batch_size=16, **conf)
+    bar = _Progress(len(todo), progress)
+    interrupted = False
+    built = 0
+    executor = None
+    try:
+        if todo:
+            executor = GroupExecutor(pool, adapters, timeout=settings.timeout, memo=True,
+                                     compiled_timeout=settings.compiled_timeout)
+            ctx = Context(rules=rules, norms=norms, annotations=annotations, settings=settings,
+                          executor=executor, versions=versions, probe=probe)
+            scheduler = Scheduler(pool)
+            queue = list(reversed(todo))
+            fingerprints = {g.key: fp for g, fp in todo}
+            while queue or len(scheduler):
+                while queue and len(scheduler) < settings.window:
+                    g, _ = queue.pop()
+                    bar.started(g.key)
+                    scheduler.start(g.key, validate_candidate(g, ctx))
+                for key, result in scheduler.wait():
+                    _persist(store, vkey, result, fingerprints[key])
+                    built += 1
+                    bar.finished(key)
+                    if on_result is not None:
+                        on_result(result)
+    except KeyboardInterrupt:
+        interrupted = True
+        _log.warning("build interrupted after %d candidates; `xamt groups build` resumes from there", built)
+    finally:
+        bar.close()
+        if own_pool and pool is not None:
+            pool.close(wait=not interrupted)
+    seconds = time.monotonic() - t0
+    stats = registry_stats(store, vkey)
+    stats["build"] = {"candidates": len(selected), "validated_now": built, "resumed": resumed,
+                      "seconds": round(seconds, 1), "workers": workers, "libraries": libs,
+                      "execution": dict(executor.stats) if executor is not None else {}}
+    with store.transaction():
+        store.execute("INSERT OR REPLACE INTO registry_info(key, value) VALUES ('stats', ?)",
+                      (json.dumps(stats),))
+    if interrupted:
+        raise KeyboardInterrupt
+    return BuildResult(vkey, len(selected), built, resumed, seconds, stats, interrupted)
+
+
+def registry_stats(store: Store, versions: str | None = None) -> dict[str, Any]:
+    """The registry's figures: validated cross-library groups, distinct APIs, intra relations by
+    kind and equivalence, member rejection reasons, states."""
+    groups = load_registry(store, states=None, versions=versions)
+    validated = [g for g in groups if g.state == "validated"]
+    cross = [g for g in validated if g.relation == "cross_library" and len(g.libraries) >= 2]
+    cross_value = [g for g in cross if g.equivalence == "value"]
+    intra = [g for g in validated if g.relation != "cross_library"]
+    apis_cross = {(m.library, m.qualname) for g in cross for m in g.members}
+    apis_all = {(m.library, m.qualname) for g in validated for m in g.members}
+    reasons: Counter[str] = Counter()
+    reasons_by_relation: dict[str, Counter[str]] = {}
+    for g in groups:
+        for _, info in g.rejected:
+            if info.state == "validated":
+                continue
+            key = info.reason or info.state
+            reasons[key] += 1
+            reasons_by_relation.setdefault("cross" if g.relation == "cross_library" else "intra",
+                                           Counter())[key] += 1
+    return {
+        "cross_library_groups": len(cross),
+        "cross_library_groups_value": len(cross_value),
+        "cross_library_groups_status": len(cross) - len(cross_value),
+        "cross_library_apis": len(apis_cross),
+        "cross_library_apis_per_library": dict(sorted(Counter(lib for lib, _ in apis_cross).items())),
+        "cross_library_libraries_per_group": dict(sorted(Counter(len(g.libraries) for g in cross).items())),
+        "intra_relations": dict(sorted(Counter(g.relation for g in intra).items())),
+        "intra_by_equivalence": {f"{r}/{e}": n for (r, e), n in
+                                 sorted(Counter((g.relation, g.equivalence) for g in intra).items())},
+        "intra_relations_total": len(intra),
+        "validated_groups_total": len(validated),
+        "distinct_apis_all_validated": len(apis_all),
+        "group_states": dict(Counter(g.state for g in groups)),
+        "rejection_reasons": dict(reasons.most_common()),
+        "rejection_reasons_by_relation": {k: dict(v.most_common()) for k, v in reasons_by_relation.items()},
+    }

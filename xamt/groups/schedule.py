@@ -1,0 +1,102 @@
+"""Keep the sandbox pool busy with many small, dependent pieces of work at once.
+
+A *step generator* yields lists of :class:`sandbox.Task` and receives their outcomes (in order),
+until it returns a value: :meth:`GroupExecutor.run_steps` and ``probe_steps`` are such
+generators. :func:`drive` runs one to completion synchronously. :class:`Scheduler` runs many
+concurrently: it submits each generator's current tasks without waiting, and a generator moves
+on as soon as its own tasks are done (the pool's futures signal a queue), so one slow task holds
+back only its own generator.
+"""
+from __future__ import annotations
+
+import queue
+from typing import Any, Generator, Hashable
+
+__all__ = ["StepGen", "drive", "Scheduler"]
+
+StepGen = Generator[list, list, Any]
+
+
+def drive(pool: Any, gen: StepGen) -> Any:
+    """Run a step generator to completion with ``pool.run``; returns its value."""
+    try:
+        tasks = next(gen)
+        while True:
+            tasks = gen.send(pool.run(tasks) if tasks else [])
+    except StopIteration as stop:
+        return stop.value
+
+
+class _Active:
+    __slots__ = ("gen", "futures", "remaining", "step")
+
+    def __init__(self, gen: StepGen) -> None:
+        self.gen = gen
+        self.futures: list = []
+        self.remaining = 0
+        self.step = 0
+
+
+class Scheduler:
+    """Many step generators in flight on one pool (not thread-safe: one driving thread)."""
+
+    def __init__(self, pool: Any):
+        self.pool = pool
+        self._done: "queue.Queue[tuple[Hashable, int]]" = queue.Queue()
+        self._active: dict[Hashable, _Active] = {}
+        self._finished: list[tuple[Hashable, Any]] = []
+
+    def __len__(self) -> int:
+        return len(self._active)
+
+    def start(self, token: Hashable, gen: StepGen) -> None:
+        """Begin running ``gen`` (its first tasks are submitted now)."""
+        if token in self._active:
+            raise ValueError(f"token {token!r} is already running")
+        active = _Active(gen)
+        self._active[token] = active
+        try:
+            tasks = next(gen)
+        except StopIteration as stop:
+            del self._active[token]
+            self._finished.append((token, stop.value))
+            return
+        self._submit(token, active, tasks)
+
+    def _submit(self, token: Hashable, active: _Active, tasks: list) -> None:
+        while not tasks:  # a step with nothing to run: answer at once
+            try:
+                tasks = active.gen.send([])
+            except StopIteration as stop:
+                del self._active[token]
+                self._finished.append((token, stop.value))
+                return
+        active.step += 1
+        step = active.step
+        active.futures = self.pool.submit_many(tasks)
+        active.remaining = len(active.futures)
+        for future in active.futures:
+            future.add_done_callback(lambda _f, t=token, s=step: self._done.put((t, s)))
+
+    def wait(self, timeout: float | None = None) -> list[tuple[Hashable, Any]]:
+        """Block until at least one generator finished; return ``(token, value)`` pairs."""
+        while not self._finished:
+            if not self._active:
+                return []
+            token, step = self._done.get(timeout=timeout)
+            active = self._active.get(token)
+            if active is None or active.step != step:
+                continue
+            active.remaining -= 1
+            if active.remaining:
+                continue
+            outcomes = [f.result() for f in active.futures]
+            try:
+                tasks = active.gen.send(outcomes)
+            except StopIteration as stop:
+                del self._active[token]
+                self._finished.append((token, stop.value))
+                continue
+            self._submit(token, active, tasks)
+        done, self._finished = self._finished, []
+        return done

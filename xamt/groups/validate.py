@@ -1,0 +1,541 @@
+"""Execution validation of one candidate group (a step generator, see :mod:`.schedule`).
+
+1. Members that cannot be called are rejected without running: an incomplete argument plan, a
+   needed slot no canonical input can give (a callable), an annotation.
+2. Seed variants (:func:`xamt.inputs.seed.variant_inputs`) are run, each member twice on fresh
+   conversions (two different results: nondeterministic). On each variant, every pair of members
+   of different libraries (any pair, for an intra-library relation) whose outputs agree under
+   the validation tolerance is joined in a union-find; each component is then checked as a whole
+   (every member against the element-wise median) and members that disagree are dropped. This is
+   done for the group's declared normaliser and its fallbacks; the best is kept. The ``base`` and
+   ``wide`` variants run in full; later variants first run only the members still unvalidated
+   plus one anchor per library, and in full only if that validates someone new.
+3. The best variant's components are re-checked on a second input (same shapes, other values):
+   an edge survives only if it agrees on both inputs.
+4. Validated members' dtypes are probed.
+
+Equivalence: a component whose members agree is ``value``-equivalent. Members that run but
+cannot be compared by value (nondeterministic: samplers, uninitialised memory) form a
+``status``-equivalent component when two libraries (intra: two members) have them; for
+intra-library relations, members that run but differ are status-equivalent too (DeepREL: value
+equivalence first, status equivalence second).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Generator
+
+import numpy as np
+
+from xamt.groups.agree import Agreement
+from xamt.groups.annotations import Annotations, BuildSettings, GroupAnnotation
+from xamt.groups.execute import ExecItem, GroupExecutor, MemberResult
+from xamt.groups.model import MemberInfo, RegisteredGroup
+from xamt.groups.normalise import NormalisationRules, normalise
+from xamt.groups.unionfind import UnionFind
+from xamt.inputs.materialise import materialise
+from xamt.inputs.model import GroupInput
+from xamt.inputs.rules import InputRules
+from xamt.inputs.seed import needed_slots, seed_plan, variant_inputs
+from xamt.inputs.structured import INTEGER_STRUCTURES, split
+
+__all__ = ["Context", "Evaluation", "validate_candidate", "CandidateResult"]
+
+_DEATHS = {"crashed": "crashed", "timeout": "timeout", "oom": "oom"}
+
+
+@dataclass
+class Context:
+    """Everything validation reads (shared by all candidates of a build)."""
+
+    rules: InputRules
+    norms: NormalisationRules
+    annotations: Annotations
+    settings: BuildSettings
+    executor: GroupExecutor
+    versions: dict[str, str] = field(default_factory=dict)
+    probe: bool = True
+
+
+@dataclass
+class Evaluation:
+    """One variant's outcome for a set of members."""
+
+    input: GroupInput
+    members: list[int]
+    results: dict[int, MemberResult]
+    normalisation: str
+    values: dict[int, Any]
+    components: list[list[int]]
+    status_components: list[list[int]]
+    dropped: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def validated(self) -> set[int]:
+        return {m for c in self.components for m in c} | {m for c in self.status_components for m in c}
+
+    def score(self, order: int) -> tuple:
+        value = sum(len(c) for c in self.components)
+        status = sum(len(c) for c in self.status_components)
+        return (value, status, len(self.input.values), -order)
+
+
+@dataclass
+class CandidateResult:
+    """What validation produced for one candidate: registered groups and per-member facts."""
+
+    candidate: str
+    groups: list[RegisteredGroup]
+    seconds: float = 0.0
+    executions: int = 0
+
+    def summary(self) -> dict[str, Any]:
+        reasons: dict[str, int] = {}
+        for g in self.groups:
+            for _, info in g.rejected:
+                key = info.reason or info.state
+                reasons[key] = reasons.get(key, 0) + 1
+        return {
+            "groups": [{"key": g.key, "state": g.state, "equivalence": g.equivalence,
+                        "members": len(g.members), "libraries": g.libraries} for g in self.groups],
+            "reasons": reasons, "seconds": round(self.seconds, 3), "executions": self.executions,
+        }
+
+
+def _finite(value: Any) -> bool:
+    """True when every float/complex leaf of a normalised output is finite."""
+    from xamt.groups.normalise import leaves
+
+    for leaf in leaves(value):
+        if isinstance(leaf, np.ndarray) and leaf.dtype.kind in "fc":
+            with np.errstate(all="ignore"):
+                if not np.isfinite(leaf).all():
+                    return False
+    return True
+
+
+def _order(dtype: str) -> int:
+    from xamt.fuzz.values import DTYPE_NAMES
+
+    return DTYPE_NAMES.index(dtype) if dtype in DTYPE_NAMES else len(DTYPE_NAMES)
+
+
+def _is_data_value(value: Any) -> bool:
+    if not value.is_array:
+        return False
+    if value.structure and split(value.structure)[0] in INTEGER_STRUCTURES:
+        return False
+    return all(r.dtype != "bool" for r in value.all_recipes())
+
+
+class _Validator:
+    def __init__(self, group: Any, ctx: Context):
+        self.group = group
+        self.ctx = ctx
+        self.ann: GroupAnnotation | None = ctx.annotations.get(group.key)
+        self.cross = group.relation == "cross_library"
+        tol = dict(ctx.settings.tolerance)
+        if self.ann and self.ann.tolerance:
+            tol.update(self.ann.tolerance)
+        self.agreement = Agreement(tol)
+        qualnames = [m.qualname for m in group.members]
+        norm, fallbacks, why = ctx.norms.for_group(group.canonical, group.category, qualnames)
+        if self.ann and self.ann.normalise:
+            norm, fallbacks, why = self.ann.normalise, (), f"annotation: {self.ann.reason}"
+        self.norm_candidates = list(dict.fromkeys([norm, *fallbacks]))
+        self.norm_why = why
+        self.info: dict[int, MemberInfo] = {
+            i: MemberInfo(m.qualname, m.library, call=m.call) for i, m in enumerate(group.members)}
+        self.executions = 0
+        self.tried: list[str] = []
+        self.differed: dict[int, str] = {}
+        self.confirm_input: GroupInput | None = None
+        for note in (self.ann.member_notes if self.ann else []):
+            for i, m in enumerate(group.members):
+                if m.qualname == note.api and note.action == "note":
+                    self.info[i].notes.append(note.reason)
+
+    # -- helpers --------------------------------------------------------------------------------
+    def lib(self, i: int) -> str:
+        return self.group.members[i].library
+
+    def valid_component(self, members: list[int]) -> bool:
+        if self.cross:
+            return len({self.lib(i) for i in members}) >= 2
+        return len(members) >= 2
+
+    def reject(self, i: int, reason: str, detail: str = "", state: str = "rejected") -> None:
+        info = self.info[i]
+        info.state, info.reason, info.detail = state, reason, detail[:300]
+
+    def run(self, inp: GroupInput, members: list[int], repeat: int | None = None
+            ) -> Generator[list, list, dict[int, MemberResult]]:
+        repeat = self.ctx.settings.repeat if repeat is None else repeat
+        self.executions += len(members)
+        runs = yield from self.ctx.executor.run_steps(
+            [ExecItem(self.group, inp, members=members, repeat=repeat, normalise="none")])
+        return dict(zip(runs[0].members, runs[0].results))
+
+    # -- evaluation -----------------------------------------------------------------------------
+    def evaluate(self, inp: GroupInput, results: dict[int, MemberResult]) -> Evaluation:
+        ok = [i for i, r in results.items() if r.ok]
+        det = [i for i in ok if not results[i].nondeterministic]
+        nondet = [i for i in ok if results[i].nondeterministic]
+        best: Evaluation | None = None
+        for norm in self.norm_candidates:
+            values = {}
+            for i in det:
+                try:
+                    values[i] = normalise(results[i].value, norm)
+                except Exception:  # a normaliser that does not fit this output: not comparable
+                    continue
+            comps, dropped = self._components(list(values), values)
+            status = []
+            if self.cross:
+                if nondet and len({self.lib(i) for i in nondet}) >= 2:
+                    status.append(list(nondet))
+            else:
+                rest = [i for i in ok if not any(i in c for c in comps)]
+                if len(rest) >= 2:
+                    status.append(rest)
+            ev = Evaluation(inp, sorted(results), results, norm, values, comps, status, dropped)
+            if best is None or ev.score(0) > best.score(0):
+                best = ev
+        assert best is not None
+        return best
+
+    def _components(self, members: list[int], values: dict[int, Any]) -> tuple[list[list[int]], dict[int, str]]:
+        uf = UnionFind(members)
+        for a_i, a in enumerate(members):
+            for b in members[a_i + 1:]:
+                if self.cross and self.lib(a) == self.lib(b):
+                    continue
+                if uf.find(a) == uf.find(b) and not self.cross:
+                    continue
+                if self.agreement.pair(values[a], values[b]):
+                    uf.union(a, b)
+        comps, dropped = [], {}
+        for comp in uf.components():
+            comp = list(comp)
+            if not self.valid_component(comp):
+                continue
+            # group-level check: every member against the element-wise median
+            while True:
+                flags = self.agreement.group([values[i] for i in comp])
+                if all(flags):
+                    break
+                keep = [i for i, f in zip(comp, flags) if f]
+                for i, f in zip(comp, flags):
+                    if not f:
+                        dropped[i] = "disagrees with the rest of its component"
+                comp = keep
+                if not self.valid_component(comp):
+                    comp = []
+                    break
+            if comp:
+                comps.append(sorted(comp))
+        comps.sort(key=lambda c: (-len(c), c[0]))
+        return comps, dropped
+
+    # -- the whole validation ---------------------------------------------------------------------
+    def validate(self) -> Generator[list, list, list[RegisteredGroup]]:
+        group, ctx = self.group, self.ctx
+        if self.ann and self.ann.exclude:
+            for i in self.info:
+                self.reject(i, "annotated", f"group excluded: {self.ann.reason}")
+            return [self._group([], "excluded", None, excluded=True)]
+        if getattr(group, "same_object", False):
+            for i in self.info:
+                self.reject(i, "annotated", "same Python object under two names: nothing to compare",
+                            state="pending")
+            return [self._group([], "excluded", None, excluded=True,
+                                note="same object under several names (not executed)")]
+        plan = seed_plan(group, ctx.rules)
+        variants = variant_inputs(group, plan)
+        candidates = []
+        excluded_apis = {n.api: n.reason for n in (self.ann.member_notes if self.ann else [])
+                         if n.action == "exclude"}
+        for i, m in enumerate(group.members):
+            if m.qualname in excluded_apis:
+                self.reject(i, "annotated", excluded_apis[m.qualname])
+            elif not m.plan.complete:
+                self.reject(i, "incomplete_plan", "no slot feeds: " + ", ".join(m.plan.unmatched_required))
+            elif needed_slots(m) & set(plan.unsupported):
+                self.reject(i, "unsupported_input", "needs a value no canonical input gives "
+                            f"(slots {sorted(needed_slots(m) & set(plan.unsupported))})")
+            else:
+                candidates.append(i)
+        if not candidates or not variants:
+            return [self._group([], self._no_group_state(), None)]
+
+        # 1. variants. base and wide run in full. Later variants exist to make members callable
+        # (domains, ranks, dtypes), not to make them agree: a member that ran on base/wide but
+        # disagreed stays out of them (on a degenerate input, such as a vector, an API that
+        # ignores its axis would agree by coincidence).
+        best: tuple[int, Evaluation] | None = None
+        differed: dict[int, str] = {}
+        full_runs: list[Evaluation] = []
+        for order, inp in enumerate(variants):
+            full = order < 2 and inp.variant in ("base", "wide")
+            if not full and not differed and full_runs:
+                for i in candidates:
+                    runs_ok = [e for e in full_runs if e.results.get(i) is not None and e.results[i].ok
+                               and not e.results[i].nondeterministic]
+                    # a NaN/inf output says the input was outside the member's domain: it may
+                    # still validate on another variant
+                    if runs_ok and not any(i in e.validated for e in full_runs) \
+                            and all(_finite(e.results[i].value) for e in runs_ok):
+                        differed[i] = "ran on the canonical input but agreed with no member" + (
+                            " of another library" if self.cross else "")
+                full_runs = []  # computed once
+            # a vector is degenerate only for functions that take an axis (a reduction that ignores
+            # its axis agrees on it); for 1-d functions (convolve, hankel) it is their domain
+            axis_given = any(plan.roles.get(s) == "axis" for s in inp.values)
+            pool_members = [i for i in candidates if i not in differed
+                            or (inp.variant == "vector" and not axis_given)]
+            if not full:
+                assert best is not None
+                failed = [i for i in pool_members if i not in best[1].validated]
+                if not failed:
+                    break
+                anchors = []
+                seen_libs: set[str] = set()
+                for comp in best[1].components:
+                    for i in comp:
+                        if self.lib(i) not in seen_libs:
+                            seen_libs.add(self.lib(i))
+                            anchors.append(i)
+                self.tried.append(inp.variant + "?")
+                results = yield from self.run(inp, sorted(set(failed) | set(anchors)))
+                ev = self.evaluate(inp, results)
+                if not (ev.validated & set(failed)):
+                    continue
+            self.tried.append(inp.variant)
+            results = yield from self.run(inp, pool_members)
+            ev = self.evaluate(inp, results)
+            if full:
+                full_runs.append(ev)
+            if best is None or ev.score(order) > best[1].score(best[0]):
+                best = (order, ev)
+        assert best is not None
+        order, ev = best
+        self.differed = differed
+
+        # 2. the second input
+        components = [list(c) for c in ev.components]
+        status_components = [list(c) for c in ev.status_components]
+        confirm_detail: dict[int, str] = {}
+        confirm_inp = self.confirm_input = self._confirm_input(group, plan, ev.input)
+        if components and confirm_inp is not None:
+            members = sorted({i for c in components for i in c})
+            results2 = yield from self.run(confirm_inp, members, repeat=1)
+            values2 = {}
+            for i, r in results2.items():
+                if r.ok:
+                    try:
+                        values2[i] = normalise(r.value, ev.normalisation)
+                    except Exception:
+                        pass
+                else:
+                    confirm_detail[i] = f"second input: {r.status} {r.error_type or ''} {(r.error_message or '')[:160]}"
+            new_components = []
+            for comp in components:
+                alive = [i for i in comp if i in values2]
+                sub, dropped = self._components(alive, values2)
+                for i, why in dropped.items():
+                    confirm_detail.setdefault(i, f"second input: {why}")
+                kept = {i for c in sub for i in c}
+                for i in comp:
+                    if i not in kept:
+                        confirm_detail.setdefault(i, "second input: differs")
+                new_components.extend(sub)
+            components = sorted(new_components, key=lambda c: (-len(c), c[0]))
+
+        # 3. pins
+        pinned = bool(self.ann and self.ann.pin)
+        if pinned:
+            assert self.ann is not None
+            names = set(self.ann.members)
+            chosen = [i for i in candidates if (group.members[i].qualname in names if names
+                                                else ev.results.get(i) is not None and ev.results[i].ok)]
+            if len(chosen) >= 2:
+                components = [sorted(chosen)] + [[i for i in c if i not in chosen] for c in components]
+                components = [c for c in components if len(c) >= 2]
+
+        # member facts
+        validated_value = {i for c in components for i in c}
+        validated_status = {i for c in status_components for i in c} - validated_value
+        for i in candidates:
+            r = ev.results.get(i)
+            if i in validated_value or i in validated_status:
+                self.info[i].state = "validated"
+                self.info[i].nondeterministic = bool(r and r.nondeterministic)
+                self.info[i].seconds = r.duration_s if r else 0.0
+                continue
+            self._explain(i, r, ev, confirm_detail)
+
+        # 4. dtypes
+        if ctx.probe and (validated_value or validated_status):
+            yield from self._probe(sorted(validated_value | validated_status), ev.input)
+
+        groups = []
+        for comp in components:
+            groups.append(self._group(comp, "validated", ev, equivalence="value", pinned=pinned))
+        for comp in status_components:
+            comp = [i for i in comp if i not in validated_value]
+            if self.valid_component(comp):
+                groups.append(self._group(comp, "validated", ev, equivalence="status"))
+        if not groups:
+            groups.append(self._group([], self._no_group_state(), ev))
+        # name the groups: the candidate key, then key#2, key#3...
+        for n, g in enumerate(groups):
+            g.key = group.key if n == 0 else f"{group.key}#{n + 1}"
+        in_groups = {q for g in groups for q in (i.qualname for i in g.member_info)}
+        groups[0].rejected = [(group.members[i], self.info[i]) for i in sorted(self.info)
+                              if self.info[i].state != "validated" or group.members[i].qualname not in in_groups]
+        for g in groups:
+            g.evidence["variants_tried"] = list(self.tried)
+            g.evidence["executions"] = self.executions
+        return groups
+
+    def _no_group_state(self) -> str:
+        return "pending" if any(i.state == "pending" for i in self.info.values()) else "rejected"
+
+    def _confirm_input(self, group: Any, plan: Any, inp: GroupInput) -> GroupInput | None:
+        for other in variant_inputs(group, plan, seed_offset=1):
+            if other.variant == inp.variant:
+                return other
+        return None
+
+    def _explain(self, i: int, r: MemberResult | None, ev: Evaluation, confirm: dict[int, str]) -> None:
+        if i in self.differed and (r is None or i not in ev.members):
+            self.reject(i, "differs", self.differed[i])
+            return
+        if r is None:
+            self.reject(i, "pending", "not run", state="pending")
+            return
+        if r.status in _DEATHS:
+            sig = f" ({r.outcome.signal_name})" if r.outcome is not None and r.outcome.signal_name else ""
+            self.reject(i, _DEATHS[r.status], f"{r.status}{sig}: {(r.error_message or '')[:200]}")
+        elif r.status == "raised":
+            self.reject(i, "raised", f"{r.error_type}: {(r.error_message or '').splitlines()[0][:200] if r.error_message else ''}")
+        elif r.status == "unserializable":
+            self.reject(i, "not_comparable", r.error_message or "")
+        elif r.status == "skipped":
+            self.reject(i, "plan_error", r.error_message or "")
+        elif r.status == "ok":
+            if i in confirm:
+                self.reject(i, "differs", confirm[i])
+                return
+            if r.nondeterministic:
+                self.reject(i, "nondeterministic", "two calls on the same input returned different results")
+                return
+            others = [j for j, rj in ev.results.items() if rj.ok and j != i
+                      and (not self.cross or self.lib(j) != self.lib(i))]
+            if not others:
+                self.reject(i, "no_partner", "ran, but no member of another library ran to compare with",
+                            state="pending")
+            elif i not in ev.values:
+                self.reject(i, "not_comparable", f"normaliser {ev.normalisation!r} does not apply")
+            else:
+                self.reject(i, "differs", ev.dropped.get(i, "agrees with no member of another library"
+                                                        if self.cross else "agrees with no other member"))
+        else:
+            self.reject(i, r.status, r.error_message or "")
+
+    def _probe(self, members: list[int], inp: GroupInput) -> Generator[list, list, None]:
+        dtypes = list(self.ctx.settings.probe_dtypes)
+        if not dtypes:
+            return
+        try:
+            values = materialise(inp)
+        except Exception:
+            return
+        data = [s for s in inp if _is_data_value(inp[s])]
+        if not data:
+            # nothing to cast (creation functions, literals only): nothing to probe
+            for i in members:
+                self.info[i].notes.append("dtypes: not probed (no data array in its input)")
+            return
+        # the seed's own dtype is accepted (validation ran on it)
+        seed_dtypes = {r.dtype for s in data for r in inp[s].all_recipes()}
+        probe = [d for d in dtypes if d not in seed_dtypes]
+        jobs, owners = [], []
+        compiled = []
+        for i in members:
+            if self.group.members[i].call == "compiled":
+                compiled.append(i)  # same kernels as its eager twin; the status oracle covers it
+                continue
+            jobs.append((self.group, i, values, data))
+            owners.append(i)
+        results = []
+        if jobs:
+            results = yield from self.ctx.executor.probe_steps(jobs, probe, self.ctx.settings.probe_abstract)
+        eager_accepted: list[set[str]] = []
+        for i, res in zip(owners, results):
+            info = self.info[i]
+            res = dict(res)
+            for d in seed_dtypes:
+                res[d] = ("ok", None)
+            info.dtypes = {d: (s if s == "ok" else f"{s}:{(et or '').rsplit('.', 1)[-1]}")
+                           for d, (s, et) in sorted(res.items(), key=lambda kv: _order(kv[0]))}
+            info.accepted = [d for d in sorted(res, key=_order) if res[d][0] == "ok"]
+            abstract = self.ctx.settings.probe_abstract.get(self.group.members[i].library)
+            if abstract:
+                info.notes.append(f"dtypes: probed by tracing ({abstract})")
+            eager_accepted.append(set(info.accepted))
+        common = set.intersection(*eager_accepted) if eager_accepted else set()
+        for i in compiled:
+            self.info[i].accepted = [d for d in sorted(common, key=_order)]
+            self.info[i].notes.append("dtypes: those of its eager twin (not probed under compilation)")
+
+    def _group(self, comp: list[int], state: str, ev: Evaluation | None,
+               equivalence: str | None = None, pinned: bool = False, excluded: bool = False,
+               note: str | None = None) -> RegisteredGroup:
+        group = self.group
+        annotations = []
+        if self.ann:
+            if self.ann.note:
+                annotations.append(self.ann.note)
+            if self.ann.exclude:
+                annotations.append(f"excluded: {self.ann.reason}")
+            if self.ann.pin:
+                annotations.append(f"pinned: {self.ann.reason}")
+            for n in self.ann.member_notes:
+                annotations.append(f"{n.api}: {n.reason} ({n.action})")
+        if note:
+            annotations.append(note)
+        seeds = []
+        if ev is not None:
+            seeds.append(ev.input.to_json())
+            if comp and self.confirm_input is not None:
+                seeds.append(self.confirm_input.to_json())
+        evidence: dict[str, Any] = {}
+        if ev is not None and comp:
+            values = [ev.values[i] for i in comp if i in ev.values]
+            if len(values) >= 2:
+                d = self.agreement.dispersion(values)
+                evidence["dispersion"] = d if np.isfinite(d) else None
+            evidence["seconds"] = {group.members[i].qualname: round(ev.results[i].duration_s, 6)
+                                   for i in comp if i in ev.results}
+        return RegisteredGroup(
+            key=group.key, candidate=group.key, relation=group.relation, category=group.category,
+            canonical=group.canonical, equivalence=equivalence or group.equivalence, state=state,
+            confidence=group.confidence, slots=list(group.slots),
+            members=[group.members[i] for i in comp], member_info=[self.info[i] for i in comp],
+            normalisation=ev.normalisation if ev is not None else self.norm_candidates[0],
+            normalisation_why=self.norm_why,
+            tolerance={k: list(v) for k, v in (self.ann.tolerance.items() if self.ann else [])},
+            seeds=seeds, variant=ev.input.variant if ev is not None else "", band=group.band,
+            pinned=pinned, excluded=excluded, annotations=annotations, evidence=evidence,
+            versions=dict(self.ctx.versions),
+        )
+
+
+def validate_candidate(group: Any, ctx: Context) -> Generator[list, list, CandidateResult]:
+    """Validate ``group`` (a step generator: yields sandbox task lists, receives outcomes)."""
+    start = time.perf_counter()
+    v = _Validator(group, ctx)
+    groups = yield from v.validate()
+    return CandidateResult(group.key, groups, time.perf_counter() - start, v.executions)
