@@ -96,8 +96,15 @@ def _compiled(target: str) -> Any:
     import torch
 
     fn = resolve_ref(target)
-    # A fresh wrapper per target: torch.compile keys its cache on the code object.
-    return torch.compile(lambda *a, **k: fn(*a, **k), dynamic=False)
+
+    def call(*a: Any, **k: Any) -> Any:
+        return fn(*a, **k)
+
+    # torch.compile keys its cache on the code object, and every closure made here shares one:
+    # after 8 targets dynamo would hit its recompile limit and silently run eager. A code object
+    # of its own per target keeps each compiled.
+    call.__code__ = call.__code__.replace(co_name=f"xamt_compiled_{len(target)}_{abs(hash(target))}")
+    return torch.compile(call, dynamic=False)
 
 
 def call_compiled(target: str, *args: Any, **kwargs: Any) -> Any:
