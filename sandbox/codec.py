@@ -355,8 +355,10 @@ def locate_unencodable(obj: Any, where: str = "value", tensors: bool = False) ->
     return _find_unencodable(obj, where, tensors)
 
 
-def _encode(obj: Any, oob: bool, tensors: bool, where: str) -> _Encoder:
+def _encode(obj: Any, oob: bool, tensors: bool, where: str, buffers: Optional[List[memoryview]] = None) -> _Encoder:
     enc = _encoder(oob, tensors)
+    if buffers is not None:
+        enc.buffers = buffers  # continue a packet group's buffer list (see pack_group)
     try:
         enc.header = enc.pack(obj)
     except EncodeError as exc:
@@ -400,6 +402,37 @@ def encode_packet(obj: Any, *, tensors: bool = False, where: str = "value") -> P
     return Packet(enc.header, enc.buffers, enc.tensor_info)
 
 
+class PacketGroup:
+    """Values encoded one by one that travel as one packet: a msgpack array of them.
+
+    A msgpack array is its header followed by its items' encodings, so each value is encoded
+    when it is ready (a failure concerns that value only) and the group costs one packet.
+    Out-of-band buffer indices continue across the group.
+    """
+
+    def __init__(self) -> None:
+        self.items: List[bytes] = []
+        self.buffers: List[memoryview] = []
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def add(self, obj: Any, *, tensors: bool = False, where: str = "value") -> None:
+        """Encode and append ``obj``; on EncodeError the group is left as it was."""
+        mark = len(self.buffers)
+        try:
+            self.items.append(_encode(obj, True, tensors, where, self.buffers).header)
+        except BaseException:
+            del self.buffers[mark:]
+            raise
+
+    def packet(self) -> Packet:
+        n = len(self.items)
+        head = bytes((0x90 | n,)) if n < 16 else (b"\xdc" + struct.pack(">H", n) if n < 1 << 16
+                                                   else b"\xdd" + struct.pack(">I", n))
+        return Packet(head + b"".join(self.items), self.buffers)
+
+
 _array_meta: Dict[bytes, Tuple[np.dtype, str, struct.Struct, int, int]] = {}
 
 
@@ -422,7 +455,7 @@ def _make_ext_hook(buffers: Optional[List[memoryview]], fallback: bool = False) 
         try:
             return hook(code, data)
         except (DecodeError, ValueError, TypeError, struct.error):
-            return None
+            return UNDECODABLE
 
     def hook(code: int, data: bytes) -> Any:
         if code == EXT_ARRAY or code == EXT_ARRAY_OOB:
@@ -462,11 +495,34 @@ def _make_ext_hook(buffers: Optional[List[memoryview]], fallback: bool = False) 
     return safe_hook if fallback else hook
 
 
+class _Undecodable:
+    def __repr__(self) -> str:
+        return "UNDECODABLE"
+
+
+#: stands for an extension value that could not be decoded (``decode_packet(..., ext_fallback=True)``)
+UNDECODABLE = _Undecodable()
+
+
+def contains_undecodable(value: Any, depth: int = 0) -> bool:
+    """Whether :data:`UNDECODABLE` occurs in ``value`` (lists, tuples, dict keys and values)."""
+    if value is UNDECODABLE:
+        return True
+    if depth > 200:
+        return False
+    if isinstance(value, (list, tuple)):
+        return any(contains_undecodable(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return any(contains_undecodable(k, depth + 1) or contains_undecodable(v, depth + 1) for k, v in value.items())
+    return False
+
+
 def decode_packet(header: Any, buffers: Optional[List[memoryview]] = None, *, ext_fallback: bool = False) -> Any:
     """Decode a header (bytes-like) whose out-of-band arrays are views into ``buffers``.
 
     Arrays are writable when the buffers are (e.g. views of a ``bytearray``). With
-    ``ext_fallback`` an extension value that cannot be decoded becomes None instead of an error.
+    ``ext_fallback`` an extension value that cannot be decoded becomes :data:`UNDECODABLE`
+    instead of an error.
     """
     try:
         return msgpack.unpackb(

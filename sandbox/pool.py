@@ -735,18 +735,24 @@ class SandboxPool:
     def _decode(w: _Worker, header: memoryview, buffers: List[memoryview]) -> List[Any]:
         try:
             return codec.decode_packet(header, buffers)
-        except DecodeError as exc:
-            # the value (only) may fail here, e.g. an ml_dtypes array without ml_dtypes installed
-            message = codec.decode_packet(header, buffers, ext_fallback=True)
-            if not (isinstance(message, list) and message and message[0] == "r"):
-                raise ProtocolError(f"undecodable message from worker {w.wid}: {exc}") from None
-            message[2:6] = [Status.UNSERIALIZABLE.value, None, "sandbox.errors.DecodeError", str(exc)]
-            return message
+        except DecodeError:
+            pass
+        # some value fails to decode here (e.g. an ml_dtypes array without ml_dtypes installed):
+        # decode the group item by item and mark just the results whose value failed
+        group = codec.decode_packet(header, buffers, ext_fallback=True)
+        if not (isinstance(group, list) and group and all(isinstance(r, list) and r[:1] == ["r"] for r in group)):
+            raise ProtocolError(f"undecodable message from worker {w.wid}")
+        for result in group:
+            if codec.contains_undecodable(result[3]):
+                result[2:6] = [Status.UNSERIALIZABLE.value, None, "sandbox.errors.DecodeError",
+                               "the pool cannot decode the value (a dtype it lacks?)"]
+        return group
 
     def _on_message(self, w: _Worker, message: List[Any]) -> None:
         kind = message[0]
-        if kind == "r":
-            self._on_result(w, message)
+        if type(kind) is list:  # a group of results
+            for result in message:
+                self._on_result(w, result)
         elif kind == "hello":
             _, w.pid, w.data_limit, w.mode = message
             if w.state == _STARTING:

@@ -39,7 +39,7 @@ from . import channel, classify, codec
 from .errors import DecodeError, EncodeError, ResolveError
 from .outcome import Ref, Status
 
-#: a result message: ["r", *RESULT_FIELDS]
+#: a result message: ["r", *RESULT_FIELDS]; results travel as packets holding lists of them
 RESULT_FIELDS = ("id", "status", "value", "error_type", "error_message", "traceback", "failed_step",
                  "stdout", "stderr", "duration", "rss", "tensors")
 STDOUT_FILE = "stdout.txt"
@@ -310,17 +310,17 @@ class Worker:
             packets = channel.parse_frame(body)
             if not packets:
                 return  # an empty frame: the pool retires this worker
-            results: List[codec.Packet] = []
+            results = codec.PacketGroup()
             flushed = _monotonic()
             for header, buffers in packets:
                 self._mark_start(_monotonic())
-                results.append(self.run_packet(header, buffers))
+                self.run_packet(header, buffers, results)
                 if len(results) >= RESULT_BATCH or _monotonic() - flushed >= RESULT_DELAY:
-                    channel.send_packets(self.sock, results)
-                    results = []
+                    channel.send_packets(self.sock, [results.packet()])
+                    results = codec.PacketGroup()
                     flushed = _monotonic()
-            if results:
-                channel.send_packets(self.sock, results)
+            if len(results):
+                channel.send_packets(self.sock, [results.packet()])
             del body, packets, results
 
     def _mark_start(self, now: float) -> None:
@@ -331,8 +331,8 @@ class Worker:
 
     # --- one task ---------------------------------------------------------------------------
 
-    def run_packet(self, header: memoryview, buffers: List[memoryview]) -> codec.Packet:
-        """Decode, run and encode one task; returns the result message (see :data:`RESULT_FIELDS`)."""
+    def run_packet(self, header: memoryview, buffers: List[memoryview], results: codec.PacketGroup) -> None:
+        """Decode, run and encode one task; adds its result message (:data:`RESULT_FIELDS`) to ``results``."""
         if self._clear_refs is not None:
             os.write(self._clear_refs, b"5")  # reset the peak-RSS counter for this task
         value: Any = None
@@ -370,15 +370,14 @@ class Worker:
         message = ["r", tid, status, value, error_type, error_message, trace, failed_step, stdout, stderr,
                    duration, rss, codec.TENSORS_SEEN]
         try:
-            packet = codec.encode_packet(message, tensors=True, where="result")
+            results.add(message, tensors=True, where="result")
         except Exception as exc:  # EncodeError, or a tensor conversion failing in library code
             message[2] = _UNSERIALIZABLE
             message[3] = None
             message[4] = _type_name(type(exc))
             located = codec.locate_unencodable(value, "value", tensors=True) if isinstance(exc, EncodeError) else None
             message[5] = bounded(located or _safe_str(exc), _MESSAGE_LIMIT)
-            packet = codec.encode_packet(message, tensors=True, where="result")
-        return packet
+            results.add(message, tensors=True, where="result")
 
     def execute(self, steps: List[list], convert: Optional[str], convert_kwargs: Dict[str, Any]) -> Any:
         """Run the steps; raises :class:`_StepError` carrying the failing step's index."""

@@ -152,7 +152,10 @@ def test_garbage_does_not_decode():
     packet = codec.encode_packet(np.arange(1 << 14, dtype=np.float64))
     with pytest.raises(DecodeError, match="out-of-band buffer 0 missing"):
         codec.decode_packet(packet.header, [])
-    assert codec.decode_packet(packet.header, [], ext_fallback=True) is None
+    assert codec.decode_packet(packet.header, [], ext_fallback=True) is codec.UNDECODABLE
+    mixed = codec.encode_packet([None, {"a": (1, np.arange(1 << 14, dtype=np.float64))}])
+    fallback = codec.decode_packet(mixed.header, [], ext_fallback=True)
+    assert fallback[0] is None and codec.contains_undecodable(fallback) and not codec.contains_undecodable(fallback[0])
 
 
 scalars = st.one_of(

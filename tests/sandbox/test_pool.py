@@ -343,3 +343,25 @@ def test_a_failing_run_runs_none_of_its_queued_tasks():
     # started yet was dropped unrun; the rest of the call was never queued
     assert stats["submitted"] == 64 + 1 and stats["ok"] + stats["abandoned"] == 64 + 1
     assert stats["abandoned"] >= 32
+
+
+def test_a_value_the_pool_cannot_decode_spoils_only_its_own_result(monkeypatch):
+    """Results travel in groups; a value the parent cannot decode marks only its own task."""
+    import sandbox.codec as codec_module
+
+    real = codec_module.dtype_from_code
+
+    def no_float16(code):
+        if code == "<f2":
+            raise codec_module.DecodeError("no float16 in this test")
+        return real(code)
+
+    with SandboxPool(workers=1, spares=0) as pool:
+        monkeypatch.setattr(codec_module, "_array_meta", {})
+        monkeypatch.setattr(codec_module, "_dtype_cache", {})
+        monkeypatch.setattr(codec_module, "dtype_from_code", no_float16)
+        outcomes = pool.run([Task(BAD + "echo", (None,)), Task("numpy:ones", (3,), {"dtype": "float16"}),
+                             Task(BAD + "echo", (7,))])
+    assert [o.status for o in outcomes] == [Status.OK, Status.UNSERIALIZABLE, Status.OK]
+    assert outcomes[0].value is None and outcomes[2].value == 7
+    assert outcomes[1].error_type == "sandbox.errors.DecodeError"
