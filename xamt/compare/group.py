@@ -285,45 +285,59 @@ def compare_group(outputs, reference=None, tol=None, signed_zero=False, backend=
     if backend != "auto" and used in ("identical", "opaque"):
         get_backend(backend)  # still reject a backend that cannot run here
 
-    members = []
-    append = members.append
-    dispersion = 0.0
-    agree = True
+    # Distances, agreement and outlier now; the MemberReport objects only when asked for.
     big = PATTERN_PENALTY
+    agree = True
+    dispersion = 0.0
+    outlier = None
     if counts is None:  # bitwise identical: nothing differs
-        for i in range(k):
-            append(MemberReport(i, labels[i], shape0, True, True))
+        def members():
+            return tuple(MemberReport(i, labels[i], shape0, True, True) for i in range(k))
     else:
-        cit = iter(counts)
-        mit = iter(maxima)
+        dists = []
+        opaque = domain == "opaque"
+        best = -1.0
         for i in range(k):
-            c0, c1, c2, c3, first = next(cit), next(cit), next(cit), next(cit), next(cit)
-            m0, m1, m2, m3 = next(mit), next(mit), next(mit), next(mit)
             if not active[i]:
                 dist = big * (n if n > 0 else 1)
-                append(MemberReport(i, labels[i], arrays[i].shape, False, kind_ok[i], 0, 0, 0, 0,
-                                    _NAN, _NAN, _NAN, _NAN, None, dist))
                 agree = False
             else:
-                if domain == "opaque":
+                j = 5 * i
+                c0, c1, c2, c3 = counts[j], counts[j + 1], counts[j + 2], counts[j + 3]
+                if opaque:
                     dist = big * c3
                 else:
+                    m3 = maxima[4 * i + 3]
                     dist = ((m3 if m3 <= 1.0 else value_distance(m3)) + big * (c0 + c1)
                             + SIGNED_ZERO_UNITS * c2)
                 if c0 or c1 or c2 or c3 or not kind_ok[i]:
                     agree = False
-                append(MemberReport(i, labels[i], ref_shape, True, kind_ok[i], c0, c1, c2, c3,
-                                    m0, m1, m2, m3, None if first < 0 else first, dist))
+            dists.append(dist)
             dispersion += dist
+            if dist > best:
+                best, outlier = dist, i
+        if agree:
+            outlier = None
+        elif best == 0.0:  # only kinds differ
+            outlier = kind_ok.index(False)
 
-    outlier = None
-    if not agree:
-        best = -1.0
-        for m in members:
-            if m.distance > best:
-                best, outlier = m.distance, m.index
-        if best == 0.0:  # only kinds differ
-            outlier = next(m.index for m in members if not m.agree)
-    return GroupReport(agree, tuple(members), reference if ref_rule != "median" else None,
+        # shapes, not arrays: a report must not keep the outputs alive
+        odd_shapes = {i: arrays[i].shape for i in range(k) if not active[i]}
+
+        def members():
+            out = []
+            for i in range(k):
+                if not active[i]:
+                    out.append(MemberReport(i, labels[i], odd_shapes[i], False, kind_ok[i], 0,
+                                            0, 0, 0, _NAN, _NAN, _NAN, _NAN, None, dists[i]))
+                else:
+                    c0, c1, c2, c3, first = counts[5 * i:5 * i + 5]
+                    m0, m1, m2, m3 = maxima[4 * i:4 * i + 4]
+                    out.append(MemberReport(i, labels[i], ref_shape, True, kind_ok[i], c0, c1, c2,
+                                            c3, m0, m1, m2, m3, None if first < 0 else first,
+                                            dists[i]))
+            return tuple(out)
+
+    return GroupReport(agree, members, reference if ref_rule != "median" else None,
                        ref_rule, ref_shape, ref_kind, domain, tolerance, signed_zero,
                        dispersion, outlier, used)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from xamt.compare.tolerance import Tolerance
 
@@ -89,22 +89,51 @@ class MemberReport:
         }
 
 
-@dataclass(slots=True)
 class GroupReport:
-    """The comparison of a group of outputs (see :func:`xamt.compare.compare_group`)."""
+    """The comparison of a group of outputs (see :func:`xamt.compare.compare_group`).
 
-    agree: bool
-    members: tuple[MemberReport, ...]
-    reference: int | None  # index of the reference member; None: the element-wise median
-    reference_rule: str  # "index", "median", or "first" (median impossible: opaque dtypes)
-    shape: tuple[int, ...]  # the reference shape
-    kind: str  # the reference kind
-    domain: str  # arithmetic used: "int", "float", "complex" or "opaque"
-    tolerance: Tolerance
-    signed_zero: bool
-    dispersion: float
-    outlier: int | None
-    backend: str = field(default="", compare=False)  # which kernel produced it; not content
+    ``members`` (one :class:`MemberReport` per output) is built on first access: the fuzzer's
+    hot loop mostly reads ``agree``, ``dispersion`` and ``outlier`` only.
+    """
+
+    __slots__ = ("agree", "reference", "reference_rule", "shape", "kind", "domain", "tolerance",
+                 "signed_zero", "dispersion", "outlier", "backend", "_members")
+
+    def __init__(self, agree: bool, members, reference: int | None, reference_rule: str,
+                 shape: tuple[int, ...], kind: str, domain: str, tolerance: Tolerance,
+                 signed_zero: bool, dispersion: float, outlier: int | None, backend: str = ""):
+        self.agree = agree
+        self._members = members  # a tuple, or a callable returning it
+        self.reference = reference  # index of the reference member; None: element-wise median
+        self.reference_rule = reference_rule  # "index", "median", "first" (opaque dtypes)
+        self.shape = shape  # the reference shape
+        self.kind = kind  # the reference kind
+        self.domain = domain  # arithmetic used: "int", "float", "complex" or "opaque"
+        self.tolerance = tolerance
+        self.signed_zero = signed_zero
+        self.dispersion = dispersion
+        self.outlier = outlier
+        self.backend = backend  # which kernel produced it; not part of the content
+
+    @property
+    def members(self) -> tuple[MemberReport, ...]:
+        """Per-output reports, in input order."""
+        m = self._members
+        if not isinstance(m, tuple):
+            m = self._members = m()
+        return m
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GroupReport):
+            return NotImplemented
+        return self.key() == other.key()
+
+    __hash__ = None  # mutable-looking value object: compare with key() for hashing
+
+    def __repr__(self) -> str:
+        return (f"GroupReport(agree={self.agree}, reference={self.reference}, "
+                f"shape={self.shape}, domain={self.domain!r}, dispersion={self.dispersion!r}, "
+                f"outlier={self.outlier}, members={len(self.members)}, backend={self.backend!r})")
 
     @property
     def size(self) -> int:
