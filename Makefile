@@ -20,8 +20,14 @@ $(STAMP): setup.py $(wildcard csrc/*.c csrc/*.h csrc/build_*.py)
 
 venv: $(STAMP)
 
+FUZZ_BUDGET ?= 5m
+
+# The main job: every step is incremental (cached or resumable), so a rerun skips built work.
 fuzz: $(STAMP)
-	$(PY) -m xamt.cli fuzz --out $(OUT)
+	$(PY) -m xamt.cli catalog --out $(OUT)
+	$(PY) -m xamt.cli match --out $(OUT)
+	$(PY) -m xamt.cli groups build --out $(OUT)
+	$(PY) -m xamt.cli fuzz --out $(OUT) --budget $(FUZZ_BUDGET)
 	$(PY) -m xamt.cli report --out $(OUT)
 
 # The report's browser test needs a headless Chromium: install Debian's package where missing.
