@@ -55,6 +55,10 @@ log = logging.getLogger("sandbox.pool")
 #: directory that holds the ``sandbox`` package (put on the zygote's PYTHONPATH)
 _PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
 _MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)*$")
+#: how the zygote (and a spawned worker) starts: not ``-m``, which would run a second copy of a
+#: module the package has already imported; and without the current directory on sys.path, so
+#: a file a task writes cannot shadow a module
+_ENTRY = "import sys; sys.path[:] = [p for p in sys.path if p]; from {module} import main; main(sys.argv[1:])"
 _STATUSES = {s.value: s for s in Status}
 _STATUS_NAMES = {s: s.value for s in Status}
 _OOM = Status.OOM
@@ -112,6 +116,7 @@ class _Worker:
         "wid", "sock", "reader", "workdir", "progress", "pid", "pidfd", "state", "inflight", "frames",
         "reported", "dispatched", "next_check", "data_limit", "mode", "kill_reason", "kill_tid",
         "kill_started_at", "kill_at", "dead_at", "retire_after", "registered", "exit_deadline", "oom_kills",
+        "greeted",
     )
 
     def __init__(self, wid: int, sock: socket.socket, workdir: str, progress: ProgressPage) -> None:
@@ -139,6 +144,7 @@ class _Worker:
         self.registered = True
         self.exit_deadline: Optional[float] = None
         self.oom_kills = classify.oom_kill_count()  # the kernel's count when this worker started
+        self.greeted = False  # its hello arrived: it started
 
     def running(self) -> Tuple[int, float]:
         """(index in ``inflight`` of the task running now, or -1; its start time)."""
@@ -418,7 +424,8 @@ class SandboxPool:
         with open(log_path, "ab") as log_file:
             try:
                 self._zygote_proc = subprocess.Popen(
-                    [self.python, "-m", "sandbox.zygote", str(child.fileno()), json.dumps(config)],
+                    [self.python, "-c", _ENTRY.format(module="sandbox.zygote"), str(child.fileno()),
+                     json.dumps(config)],
                     pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file,
                     cwd=self._root, env=env, start_new_session=True,
                 )
@@ -755,6 +762,7 @@ class SandboxPool:
                 self._on_result(w, result)
         elif kind == "hello":
             _, w.pid, w.data_limit, w.mode = message
+            w.greeted = True
             if w.state == _STARTING:
                 w.state = _IDLE
             self._start_failures = 0
@@ -911,9 +919,11 @@ class SandboxPool:
             except EOFError:
                 pass
             self._unregister_sock(w)
-        if w.state == _STARTING and wait_status is not None:
+        if not w.greeted and wait_status is not None:
+            # a worker that died in its set-up wrote to its own stderr; a spawned one that died
+            # while importing wrote to the zygote's
             self._last_start_error = (f"worker exited with status {wait_status} before its hello"
-                                      + self._worker_stderr(w))
+                                      + (self._worker_stderr(w) or self._zygote_log_tail()))
             self._start_failed()
         w.sock.close()
         self._close_pidfd(w)
@@ -955,7 +965,7 @@ class SandboxPool:
                 self._resolve(culprit, outcome)
             else:
                 self._complete(culprit, outcome)
-        elif w.state not in (_RETIRING, _STARTING) and wait_status is not None and w.kill_reason is None:
+        elif w.greeted and w.state != _RETIRING and wait_status is not None and w.kill_reason is None:
             log.warning("worker %s (pid %s) exited while idle with status %s", w.wid, w.pid, wait_status)
         w.progress.close()
         shutil.rmtree(w.workdir, ignore_errors=True)

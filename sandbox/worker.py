@@ -1,7 +1,7 @@
 """The worker: limits, a private directory, captured output, and the task loop.
 
-A worker is forked by the zygote (or, in spawn mode, started by it as
-``python -m sandbox.worker``). It talks to the pool over one stream socket: it sends a ``hello``,
+A worker is forked by the zygote (or, in spawn mode, started by it as a fresh interpreter
+running :func:`main`). It talks to the pool over one stream socket: it sends a ``hello``,
 then receives frames of tasks and answers each task with one result frame *before* starting the
 next, so the pool always knows which task a dying worker was running.
 
@@ -520,7 +520,7 @@ def run_worker(sock_fd: int, config: Dict[str, Any]) -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    """Spawn mode: ``python -m sandbox.worker <fd> <config-json>`` (started by the zygote)."""
+    """Entry of a spawned worker: ``main([fd, config-json])`` (started by the zygote in spawn mode)."""
     from .zygote import preload_modules
 
     args = sys.argv[1:] if argv is None else argv
@@ -529,6 +529,3 @@ def main(argv: Optional[List[str]] = None) -> None:
     preload_modules(config.get("preload", []))
     run_worker(sock_fd, config)
 
-
-if __name__ == "__main__":
-    main()

@@ -1,13 +1,13 @@
 """The zygote: imports a preload set once, runs no op, and starts workers on request.
 
-The pool starts one zygote per preload set (``python -m sandbox.zygote``, possibly under another
-interpreter) with the compute thread pools held to one thread through the environment
+The pool starts one zygote per preload set (a fresh interpreter running :func:`main`, possibly
+another interpreter) with the compute thread pools held to one thread through the environment
 (:data:`THREAD_ENV`). The zygote imports the modules, applies the few single-thread settings
 that exist only as API calls (TensorFlow's), and then only waits on its control socket.
 Forking a process that imported these libraries but ran nothing is safe; forking one with more
 than one thread is not (a lock held by another thread stays locked forever in the child), so
 the zygote counts its threads before every fork and, if there is more than one, switches to
-*spawn* mode: it starts ``python -m sandbox.worker``, which imports the set itself (seconds
+*spawn* mode: it starts a fresh interpreter running :func:`sandbox.worker.main`, which imports the set itself (seconds
 instead of milliseconds), and tells the pool.
 
 The zygote reaps its workers and reports each exit (wait status, peak RSS) to the pool, which
@@ -189,7 +189,9 @@ class Zygote:
     def _spawn_worker(self, sock_fd: int, config: Dict[str, Any]) -> int:
         config = dict(config, preload=self.config["preload"], sys_path=self.config.get("sys_path") or [])
         os.set_inheritable(sock_fd, True)
-        argv = [sys.executable, "-m", "sandbox.worker", str(sock_fd), json.dumps(config)]
+        from .pool import _ENTRY
+
+        argv = [sys.executable, "-c", _ENTRY.format(module="sandbox.worker"), str(sock_fd), json.dumps(config)]
         return os.posix_spawn(sys.executable, argv, os.environ)
 
     def reap(self) -> None:
@@ -230,7 +232,7 @@ class Zygote:
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    """``python -m sandbox.zygote <control-fd> <config-json>`` (started by the pool)."""
+    """Entry of the zygote: ``main([control-fd, config-json])`` (started by the pool)."""
     args = sys.argv[1:] if argv is None else argv
     ctrl = socket.socket(fileno=int(args[0]))
     config = json.loads(args[1])
@@ -250,6 +252,3 @@ def main(argv: Optional[List[str]] = None) -> None:
         zygote.shutdown()
     os._exit(0)
 
-
-if __name__ == "__main__":
-    main()

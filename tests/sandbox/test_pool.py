@@ -365,3 +365,31 @@ def test_a_value_the_pool_cannot_decode_spoils_only_its_own_result(monkeypatch):
     assert [o.status for o in outcomes] == [Status.OK, Status.UNSERIALIZABLE, Status.OK]
     assert outcomes[0].value is None and outcomes[2].value == 7
     assert outcomes[1].error_type == "sandbox.errors.DecodeError"
+
+
+def test_workers_that_cannot_start_give_a_clear_error_not_a_hang(tmp_path):
+    env = {"SANDBOX_TEST_MARKER": str(tmp_path / "imported")}
+    with SandboxPool(preload=("tests.sandbox.fails_after_first_import",), workers=1, start_method="spawn",
+                     env=env) as pool:
+        start = time.monotonic()
+        outcomes = pool.run([Task(BAD + "echo", (i,)) for i in range(3)], timeout=120)
+        assert time.monotonic() - start < 120
+        for outcome in outcomes:
+            assert outcome.status == Status.CANCELLED and outcome.error_type == "sandbox.errors.WorkerStartError"
+            assert "broken on purpose" in outcome.error_message
+        with pytest.raises(PoolClosedError, match="broken"):
+            pool.submit(Task(BAD + "echo", (1,)))
+
+
+def test_the_zygote_is_restarted_when_it_dies():
+    import signal
+
+    with SandboxPool(workers=2, confirm=False) as pool:
+        first = pool.info["pid"]
+        timer = threading.Timer(0.3, os.kill, (first, signal.SIGKILL))
+        timer.start()
+        outcomes = pool.run([Task(BAD + "sleep_then", (0.05, i)) for i in range(30)])
+        timer.join()
+        assert [o.value for o in outcomes] == list(range(30))  # interrupted tasks ran again
+        assert pool.info["pid"] != first
+        assert pool.run([Task(BAD + "echo", (1,))])[0].value == 1
