@@ -1,0 +1,270 @@
+"""Benchmark of the sandbox: tiny-call throughput, crash recovery, and a 10,000-task mixed run.
+
+    python bench/sandbox_bench.py [--quick]
+
+Prints a table and writes bench/results/sandbox.json. Measured in one run, interleaved in rounds
+so that load from other processes hits every method alike; figures are medians over rounds.
+
+1. Round trips per second for tiny calls (numpy add of 16 float32; torch add of the same arrays,
+   converted with torch.from_numpy and back), 2 workers each: a direct in-process call,
+   SandboxPool.run (batched), SandboxPool.submit with one task in flight, multiprocessing.Pool
+   and ProcessPoolExecutor (map with chunksize=1: one round trip per call).
+2. Time from a worker's segfault to the next task's result, torch preloaded: SandboxPool forking
+   from its zygote (with its default warm spare, and with none) vs. the same pool in spawn mode,
+   where each replacement worker is a fresh interpreter importing numpy and torch.
+3. A 10,000-task mixed run (good calls, crashes, exceptions, unserializable results, timeouts):
+   every task must come back with its expected status.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import multiprocessing
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Callable, Dict, List
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sandbox import SandboxPool, Status, Task  # noqa: E402
+
+BAD = "tests.badtasks:"
+RESULTS = ROOT / "bench" / "results" / "sandbox.json"
+A = np.ones(16, dtype=np.float32)
+B = np.arange(16, dtype=np.float32)
+
+
+# --- baselines: functions for multiprocessing workers (forked from this process) -----------------
+
+def numpy_add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.add(a, b)
+
+
+def torch_add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    import torch  # imported once per worker (see _import_torch)
+
+    return torch.add(torch.from_numpy(a), torch.from_numpy(b)).numpy()
+
+
+def _import_torch() -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import torch
+
+    torch.set_num_threads(1)
+
+
+# --- 1. throughput --------------------------------------------------------------------------------
+
+def sandbox_task(kind: str) -> Task:
+    if kind == "numpy":
+        return Task("numpy:add", (A, B))
+    return Task("torch:add", (A, B), convert="torch:from_numpy")
+
+
+def measure_throughput(rounds: int, calls: int, seq_calls: int) -> Dict[str, Dict[str, List[float]]]:
+    """calls/s per kind and method, one sample per round."""
+    samples: Dict[str, Dict[str, List[float]]] = {}
+    for kind in ("numpy", "torch"):
+        preload = ("numpy",) if kind == "numpy" else ("numpy", "torch")
+        fn: Callable = numpy_add if kind == "numpy" else torch_add
+        init = None if kind == "numpy" else _import_torch
+        ctx = multiprocessing.get_context("fork")  # this process has imported numpy only
+        with SandboxPool(preload=preload, workers=2, timeout=10.0, memory_limit=2 << 30,
+                         max_tasks_per_worker=1000) as pool, \
+                ctx.Pool(2, initializer=init) as mp_pool, \
+                concurrent.futures.ProcessPoolExecutor(2, mp_context=ctx, initializer=init) as executor:
+            # warm-up: workers started, libraries' first calls done
+            assert all(o.ok for o in pool.run([sandbox_task(kind) for _ in range(500)]))
+            mp_pool.starmap(fn, [(A, B)] * 200, chunksize=1)
+            list(executor.map(fn, [A] * 200, [B] * 200, chunksize=1))
+            methods: Dict[str, Callable[[], float]] = {
+                "SandboxPool.run": lambda: _time(calls, lambda: _check(pool.run([sandbox_task(kind) for _ in range(calls)]))),
+                "SandboxPool.submit (1 in flight)": lambda: _time(seq_calls, lambda: [
+                    pool.submit(sandbox_task(kind)).result() for _ in range(seq_calls)]),
+                "multiprocessing.Pool": lambda: _time(calls, lambda: mp_pool.starmap(fn, [(A, B)] * calls, chunksize=1)),
+                "ProcessPoolExecutor": lambda: _time(calls, lambda: list(executor.map(fn, [A] * calls, [B] * calls,
+                                                                                      chunksize=1))),
+            }
+            per_kind = samples.setdefault(kind, {name: [] for name in methods})
+            for r in range(rounds):
+                order = list(methods)
+                random.Random(r).shuffle(order)  # no method always runs right after another
+                for name in order:
+                    per_kind[name].append(methods[name]())
+    return samples
+
+
+def measure_direct(rounds: int, calls: int) -> Dict[str, List[float]]:
+    """In-process calls, measured last: importing torch here must not precede the forks above."""
+    import torch
+
+    torch.set_num_threads(1)
+    out = {"numpy": [], "torch": []}
+    for _ in range(rounds):
+        out["numpy"].append(_time(calls, lambda: [np.add(A, B) for _ in range(calls)]))
+        out["torch"].append(_time(calls, lambda: [torch_add(A, B) for _ in range(calls)]))
+    return out
+
+
+def _time(count: int, run: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    run()
+    return count / (time.perf_counter() - start)
+
+
+def _check(outcomes: list) -> None:
+    bad = [o for o in outcomes if not o.ok]
+    if bad:
+        raise RuntimeError(f"{len(bad)} tiny calls failed, e.g. {bad[0]}")
+
+
+# --- 2. crash to next result ----------------------------------------------------------------------
+
+def crash_to_next(pool: SandboxPool, repeats: int) -> List[float]:
+    """Seconds from a worker's segfault (its own clock reading, printed just before) to the
+    result of the next task (run in the same batch, so it must go to another worker)."""
+    gaps = []
+    for _ in range(repeats):
+        outcomes = pool.run([Task(BAD + "crash_marked"), sandbox_task("torch")])
+        done = time.monotonic()
+        crash, nxt = outcomes
+        assert crash.status == Status.CRASHED and nxt.ok, outcomes
+        crashed_at = float(crash.stderr_tail.split("CRASH_AT ")[1].split()[0])
+        gaps.append(done - crashed_at)
+        pool.run([sandbox_task("torch") for _ in range(2)])  # settle: replacements started
+    return gaps
+
+
+def measure_crash_recovery(fork_repeats: int, spawn_repeats: int) -> Dict[str, List[float]]:
+    common = dict(preload=("numpy", "torch"), workers=1, timeout=60.0, confirm=False)
+    out = {}
+    with SandboxPool(**common) as pool:
+        out["fork, 1 warm spare (default)"] = crash_to_next(pool, fork_repeats)
+    with SandboxPool(spares=0, **common) as pool:
+        out["fork, no spare"] = crash_to_next(pool, fork_repeats)
+    with SandboxPool(spares=0, start_method="spawn", **common) as pool:
+        out["spawn (fresh interpreter imports numpy, torch)"] = crash_to_next(pool, spawn_repeats)
+    return out
+
+
+# --- 3. mixed run ---------------------------------------------------------------------------------
+
+MIX = [  # (function, expected status, weight)
+    ("numpy:add", Status.OK, 880), ("torch:add", Status.OK, 50), ("segfault", Status.CRASHED, 12),
+    ("abort", Status.CRASHED, 6), ("exit3", Status.CRASHED, 6), ("sigfpe", Status.CRASHED, 4),
+    ("unserializable", Status.UNSERIALIZABLE, 20), ("recursion", Status.RAISED, 10),
+    ("huge_message", Status.RAISED, 10), ("endless_loop", Status.TIMEOUT, 2),
+]
+
+
+def mixed_run(count: int) -> Dict[str, object]:
+    rng = random.Random(2024)
+    plan = rng.choices([m[0] for m in MIX], weights=[m[2] for m in MIX], k=count)
+    expected = {name: status for name, status, _ in MIX}
+    tasks = []
+    for i, name in enumerate(plan):
+        x = np.full(16, i, np.float32)
+        if name == "numpy:add":
+            tasks.append(Task(name, (x, np.float32(1))))
+        elif name == "torch:add":
+            tasks.append(Task(name, (x, np.ones(16, np.float32)), convert="torch:from_numpy"))
+        else:
+            tasks.append(Task(BAD + name, timeout=0.5 if name == "endless_loop" else None))
+    with SandboxPool(preload=("numpy", "torch"), workers=2, timeout=10.0, confirm=False, capture_limit=4096) as pool:
+        start = time.perf_counter()
+        outcomes = pool.run(tasks)
+        elapsed = time.perf_counter() - start
+        stats = dict(pool.stats)
+    wrong = [i for i, (name, o) in enumerate(zip(plan, outcomes))
+             if o is None or o.task is not tasks[i] or o.status != expected[name]
+             or (o.ok and not np.array_equal(o.value, np.full(16, i + 1, np.float32)))]
+    return {
+        "tasks": count, "outcomes": sum(o is not None for o in outcomes), "wrong": len(wrong),
+        "seconds": elapsed, "tasks_per_s": count / elapsed,
+        "planned": dict(Counter(expected[n].value for n in plan)),
+        "observed": dict(Counter(o.status.value for o in outcomes if o is not None)),
+        "pool_stats": stats,
+    }
+
+
+# --- report ---------------------------------------------------------------------------------------
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run, not for the record)")
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    rounds, calls, seq = (2, 2000, 300) if args.quick else (7, 10_000, 1000)
+    fork_n, spawn_n = (5, 2) if args.quick else (21, 5)
+    mixed_n = 2000 if args.quick else 10_000
+
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    throughput = measure_throughput(rounds, calls, seq)
+    direct = measure_direct(rounds, calls)
+    for kind in throughput:
+        throughput[kind] = {"direct in-process call": direct[kind], **throughput[kind]}
+    crash = measure_crash_recovery(fork_n, spawn_n)
+    mixed = mixed_run(mixed_n)
+    load_after = os.getloadavg()
+
+    med = {k: {m: statistics.median(v) for m, v in per.items()} for k, per in throughput.items()}
+    ratios = {k: med[k]["SandboxPool.run"] / med[k]["ProcessPoolExecutor"] for k in med}
+    crash_med = {k: statistics.median(v) for k, v in crash.items()}
+    spawn_key = next(k for k in crash_med if k.startswith("spawn"))
+    default_key = "fork, 1 warm spare (default)"
+    crash_ratio = crash_med[spawn_key] / crash_med[default_key]
+    targets = {
+        "throughput >= 3x ProcessPoolExecutor (numpy)": ratios["numpy"] >= 3,
+        "throughput >= 3x ProcessPoolExecutor (torch)": ratios["torch"] >= 3,
+        "crash-to-next-result < 100 ms, torch preloaded": crash_med[default_key] < 0.1,
+        "crash-to-next-result >= 20x faster than spawn": crash_ratio >= 20,
+        f"no task lost in the {mixed_n}-task mixed run": mixed["outcomes"] == mixed_n and mixed["wrong"] == 0,
+    }
+
+    print(f"\nTiny calls, 2 workers: calls per second (median of {rounds} interleaved rounds)")
+    print(f"  {'method':<34}{'numpy add':>12}{'torch add':>12}")
+    for method in med["numpy"]:
+        print(f"  {method:<34}{med['numpy'][method]:>12,.0f}{med['torch'][method]:>12,.0f}")
+    print(f"  {'SandboxPool.run / ProcessPoolExecutor':<34}{ratios['numpy']:>11.2f}x{ratios['torch']:>11.2f}x")
+    print("\nCrash to next result, torch preloaded (median)")
+    for name, value in crash_med.items():
+        print(f"  {name:<48}{value * 1e3:>9.1f} ms  (n={len(crash[name])})")
+    print(f"  {'spawn / fork with spare':<48}{crash_ratio:>9.1f}x")
+    print(f"\nMixed run: {mixed['outcomes']}/{mixed['tasks']} outcomes, {mixed['wrong']} wrong, "
+          f"{mixed['seconds']:.1f} s ({mixed['tasks_per_s']:,.0f} tasks/s); statuses {mixed['observed']}")
+    print("\nTargets:")
+    for name, ok in targets.items():
+        print(f"  [{'met' if ok else 'MISSED'}] {name}")
+    print(f"\nload average before/after: {load_before[0]:.2f} / {load_after[0]:.2f} on {os.cpu_count()} CPUs; "
+          f"{time.perf_counter() - started:.0f} s in all")
+
+    report = {
+        "benchmark": "sandbox", "quick": args.quick,
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+                    "load_average_before": load_before, "load_average_after": load_after},
+        "throughput_calls_per_s": {"rounds": rounds, "calls_per_round": calls, "submit_calls_per_round": seq,
+                                   "median": med, "samples": throughput,
+                                   "ratio_sandbox_run_over_process_pool_executor": ratios},
+        "crash_to_next_result_s": {"median": crash_med, "samples": crash, "spawn_over_fork_ratio": crash_ratio},
+        "mixed_run": mixed,
+        "targets": targets,
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    print(f"wrote {args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
