@@ -7,8 +7,9 @@ so that load from other processes hits every method alike; figures are medians o
 
 1. Round trips per second for tiny calls (numpy add of 16 float32; torch add of the same arrays,
    converted with torch.from_numpy and back), 2 workers each: a direct in-process call,
-   SandboxPool.run (batched), SandboxPool.submit with one task in flight, multiprocessing.Pool
-   and ProcessPoolExecutor (map with chunksize=1: one round trip per call).
+   SandboxPool.run (batched; workers replaced every 1000 tasks as in the issue's example, and
+   never), SandboxPool.submit with one task in flight, multiprocessing.Pool and
+   ProcessPoolExecutor (map with chunksize=1: one round trip per call).
 2. Time from a worker's segfault to the next task's result, torch preloaded: SandboxPool forking
    from its zygote (with its default warm spare, and with none) vs. the same pool in spawn mode,
    where each replacement worker is a fresh interpreter importing numpy and torch.
@@ -81,14 +82,19 @@ def measure_throughput(rounds: int, calls: int, seq_calls: int) -> Dict[str, Dic
         ctx = multiprocessing.get_context("fork")  # this process has imported numpy only
         with SandboxPool(preload=preload, workers=2, timeout=10.0, memory_limit=2 << 30,
                          max_tasks_per_worker=1000) as pool, \
+                SandboxPool(preload=preload, workers=2, timeout=10.0, memory_limit=2 << 30,
+                            max_tasks_per_worker=None) as forever, \
                 ctx.Pool(2, initializer=init) as mp_pool, \
                 concurrent.futures.ProcessPoolExecutor(2, mp_context=ctx, initializer=init) as executor:
             # warm-up: workers started, libraries' first calls done
             assert all(o.ok for o in pool.run([sandbox_task(kind) for _ in range(500)]))
+            assert all(o.ok for o in forever.run([sandbox_task(kind) for _ in range(500)]))
             mp_pool.starmap(fn, [(A, B)] * 200, chunksize=1)
             list(executor.map(fn, [A] * 200, [B] * 200, chunksize=1))
             methods: Dict[str, Callable[[], float]] = {
                 "SandboxPool.run": lambda: _time(calls, lambda: _check(pool.run([sandbox_task(kind) for _ in range(calls)]))),
+                "SandboxPool.run, workers never replaced": lambda: _time(calls, lambda: _check(
+                    forever.run([sandbox_task(kind) for _ in range(calls)]))),
                 "SandboxPool.submit (1 in flight)": lambda: _time(seq_calls, lambda: [
                     pool.submit(sandbox_task(kind)).result() for _ in range(seq_calls)]),
                 "multiprocessing.Pool": lambda: _time(calls, lambda: mp_pool.starmap(fn, [(A, B)] * calls, chunksize=1)),
@@ -233,10 +239,10 @@ def main() -> int:
     }
 
     print(f"\nTiny calls, 2 workers: calls per second (median of {rounds} interleaved rounds)")
-    print(f"  {'method':<34}{'numpy add':>12}{'torch add':>12}")
+    print(f"  {'method':<42}{'numpy add':>12}{'torch add':>12}")
     for method in med["numpy"]:
-        print(f"  {method:<34}{med['numpy'][method]:>12,.0f}{med['torch'][method]:>12,.0f}")
-    print(f"  {'SandboxPool.run / ProcessPoolExecutor':<34}{ratios['numpy']:>11.2f}x{ratios['torch']:>11.2f}x")
+        print(f"  {method:<42}{med['numpy'][method]:>12,.0f}{med['torch'][method]:>12,.0f}")
+    print(f"  {'SandboxPool.run / ProcessPoolExecutor':<42}{ratios['numpy']:>11.2f}x{ratios['torch']:>11.2f}x")
     print("\nCrash to next result, torch preloaded (median)")
     for name, value in crash_med.items():
         print(f"  {name:<48}{value * 1e3:>9.1f} ms  (n={len(crash[name])})")

@@ -40,6 +40,9 @@ class Status(str, enum.Enum):
     def __str__(self) -> str:  # so f-strings print "ok", not "Status.OK"
         return self.value
 
+    # equal to its string, so hash like it (Enum's own hash is a Python-level call, per lookup)
+    __hash__ = str.__hash__
+
 
 #: statuses that kill the worker or that are re-run once in a fresh worker when confirming
 CONFIRMABLE = frozenset({Status.CRASHED, Status.TIMEOUT, Status.OOM})
