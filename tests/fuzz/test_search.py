@@ -57,3 +57,17 @@ def test_seeds_first_then_retire():
     assert all(k == "b" for k, _ in s.next_batch(10)[1:])
     with pytest.raises(ValueError):
         Search({"a": []}, mutate=lambda k, p, r: p)
+
+
+def test_costly_groups_get_a_time_share_not_an_iteration_share():
+    s = Search({"cheap": [0], "costly": [0]}, mutate=lambda k, p, r: p, seed=0, run_seeds=False)
+    for _ in range(50):
+        for key, x in s.next_batch(10):
+            s.report(key, x, 0.0, cost=0.001 if key == "cheap" else 0.5)
+    cheap, costly = s.state("cheap").iterations, s.state("costly").iterations
+    assert cheap > 20 * costly and costly >= 1
+
+
+def test_seeds_can_be_skipped():
+    s = Search({"a": [1, 2]}, mutate=lambda k, p, r: p + 10, seed=0, run_seeds=False)
+    assert all(x > 10 for _, x in s.next_batch(5))

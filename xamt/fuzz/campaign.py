@@ -191,7 +191,9 @@ class _Fuzzer:
         self._mutate_fn = mutate
         self._dtypes = {g.key: (g.common_dtypes() or None, g.any_dtypes() or None) for g in groups}
         seeds = {g.key: g.seed_inputs() for g in groups}
-        self.search: Search[Any] = Search(seeds, self._mutate, guided=cfg.guided, seed=cfg.seed)
+        # the registry build already ran the seeds: the campaign starts from their mutations
+        self.search: Search[Any] = Search(seeds, self._mutate, guided=cfg.guided, seed=cfg.seed,
+                                          run_seeds=False)
         self.dispersions: dict[str, list[float]] = {k: [] for k in self.groups}
         self.executions: dict[str, int] = {k: 0 for k in self.groups}
         self.seen: dict[str, dict[str, Any]] = {}
@@ -223,12 +225,10 @@ class _Fuzzer:
             st.best_dispersion = data["best"]
             st.gain = data["gain"]
             st.retired = data["retired"]
+            st.cost = data.get("cost", st.cost)
             st.corpus.entries = [(f, GroupInput.from_json(i)) for f, i in data["corpus"]]
             self.executions[row["group_key"]] = data.get("executions", 0)
             self.dispersions[row["group_key"]] = data.get("dispersions", [])
-        # seeds already run before the interruption are not run again
-        done = {k for k, st in self.search.groups.items() if st.iterations}
-        self.search._pending_seeds = [(k, s) for k, s in self.search._pending_seeds if k not in done]
         for row in self.store.query("SELECT prekey, finding_id, outcome, hits FROM fuzz_seen WHERE campaign_id=?", (cid,)):
             self.seen[row["prekey"]] = {"finding": row["finding_id"], "outcome": row["outcome"], "hits": row["hits"]}
         self.findings = sum(1 for v in self.seen.values() if v["finding"] is not None)
@@ -240,7 +240,8 @@ class _Fuzzer:
             st = self.search.groups[key]
             rows.append((cid, key, json.dumps({
                 "iterations": st.iterations, "best": st.best_dispersion if np.isfinite(st.best_dispersion) else 1e308,
-                "gain": st.gain, "retired": st.retired, "executions": self.executions[key],
+                "gain": st.gain, "retired": st.retired, "cost": st.cost,
+                "executions": self.executions[key],
                 "corpus": [(f, item.to_json()) for f, item in st.corpus.entries],
                 "dispersions": self.dispersions[key][-200:],
             })))
@@ -356,7 +357,7 @@ class _Fuzzer:
                 touched = set()
                 for (key, inp), run in zip(batch, runs):
                     d = self.judge(run)
-                    self.search.report(key, inp, d)
+                    self.search.report(key, inp, d, cost=sum(r.duration_s for r in run.results))
                     if all(r.status == "skipped" for r in run.results):
                         self.search.retire(key)
                     touched.add(key)

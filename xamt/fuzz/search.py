@@ -5,8 +5,11 @@ in units of the tolerance) is the fitness. For every group the search keeps a sm
 inputs with their dispersion; the next input of a group is a mutation of a parent drawn with
 probability proportional to its dispersion (plus a floor, so zero-dispersion seeds still get
 picked). Groups whose best dispersion keeps growing get more of the budget: a group's weight is
-``1 + gain``, where ``gain`` is a decaying sum of recent improvements of its best dispersion
-(capped, so one noisy group cannot starve the rest).
+``(1 + gain) / cost``, where ``gain`` is a decaying sum of recent improvements of its best
+dispersion (capped, so one noisy group cannot starve the rest) and ``cost`` the group's recent
+seconds per iteration (a moving average, floored): dividing by the cost gives every group the
+same share of *time* rather than of iterations, so a group whose members compile for seconds
+(``torch.compile``) does not eat the budget of a thousand cheap ones.
 
 With ``guided=False`` the same code draws groups uniformly and every input is a fresh random
 draw from the group's seeds (no corpus), which is the ablation baseline
@@ -33,8 +36,12 @@ FITNESS_CAP = 1e6
 PARENT_FLOOR = 0.05
 #: how fast the memory of past improvements fades per iteration of a group
 GAIN_DECAY = 0.97
-#: ceiling of a group's gain (its weight is 1 + gain)
+#: ceiling of a group's gain (its weight is (1 + gain) / cost)
 GAIN_CAP = 20.0
+#: seconds per iteration below which a group counts as free (and the cost of an unseen group)
+COST_FLOOR = 0.002
+#: weight of the newest sample in a group's moving-average cost
+COST_ALPHA = 0.3
 
 
 def fitness(dispersion: float) -> float:
@@ -86,10 +93,11 @@ class GroupState(Generic[T]):
     best_dispersion: float = 0.0
     gain: float = 0.0
     retired: bool = False
+    cost: float = COST_FLOOR
 
     @property
     def weight(self) -> float:
-        return 0.0 if self.retired else 1.0 + self.gain
+        return 0.0 if self.retired else (1.0 + self.gain) / max(self.cost, COST_FLOOR)
 
 
 class Search(Generic[T]):
@@ -102,6 +110,8 @@ class Search(Generic[T]):
             mutation of a random seed.
         guided: variance guidance on (default) or off (uniform groups, no corpus).
         seed: the random seed of all choices.
+        run_seeds: run the seed inputs themselves first (off when they were already run, e.g.
+            by the registry build that validated the groups on them).
     """
 
     def __init__(
@@ -113,6 +123,7 @@ class Search(Generic[T]):
         guided: bool = True,
         seed: int = 0,
         corpus_capacity: int = 16,
+        run_seeds: bool = True,
     ):
         if not seeds or any(not s for s in seeds.values()):
             raise ValueError("every group needs at least one seed input")
@@ -128,7 +139,8 @@ class Search(Generic[T]):
                 corpus.add(it, 0.0)
             self.groups[key] = GroupState(corpus=corpus)
         self._keys = list(self.groups)
-        self._pending_seeds: list[tuple[Hashable, T]] = [(k, s) for k, items in seeds.items() for s in items]
+        self._pending_seeds: list[tuple[Hashable, T]] = (
+            [(k, s) for k, items in seeds.items() for s in items] if run_seeds else [])
 
     def next_batch(self, n: int) -> list[tuple[Hashable, T]]:
         """Up to ``n`` (group key, input) pairs to run next; the seeds themselves come first."""
@@ -158,10 +170,12 @@ class Search(Generic[T]):
                 batch.append((key, self._mutate(key, parent, self.rng)))
         return batch
 
-    def report(self, key: Hashable, item: T, dispersion: float) -> None:
-        """Feed back the dispersion the group showed on ``item``."""
+    def report(self, key: Hashable, item: T, dispersion: float, cost: float | None = None) -> None:
+        """Feed back the dispersion the group showed on ``item`` (and the seconds it took)."""
         st = self.groups[key]
         st.iterations += 1
+        if cost is not None and cost == cost:
+            st.cost = cost if st.iterations == 1 else (1 - COST_ALPHA) * st.cost + COST_ALPHA * cost
         st.gain *= GAIN_DECAY
         if not self.guided:
             st.best_dispersion = max(st.best_dispersion, dispersion if dispersion == dispersion else FITNESS_CAP)
