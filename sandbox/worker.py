@@ -1,16 +1,18 @@
 """The worker: limits, a private directory, captured output, and the task loop.
 
 A worker is forked by the zygote (or, in spawn mode, started by it as a fresh interpreter
-running :func:`main`). It talks to the pool over one stream socket: it sends a ``hello``,
-then receives frames of tasks and answers each task with one result frame *before* starting the
-next, so the pool always knows which task a dying worker was running.
+running :func:`main`). It talks to the pool over one stream socket: it sends a ``hello``, then
+receives frames of tasks and sends their results back in groups (:data:`RESULT_BATCH`,
+:data:`RESULT_DELAY`). Before each task it publishes "tasks started" and the start time on a
+page it shares with the pool (:class:`ProgressPage`), so the pool knows which task a dying
+worker was running even when results of finished tasks were still unsent.
 
 Per worker: a data-size limit (``RLIMIT_DATA``: the worker's data size at start plus the pool's
 ``memory_limit``), no core files, a file-size limit, stdin from ``/dev/null``, a private working
 directory (also ``TMPDIR``) emptied after every task, and faulthandler writing native-crash
 tracebacks to the captured stderr (also on SIGUSR1, which the pool sends before a timeout kill).
-Per task: stdout and stderr go to two files in that directory, truncated before each task; their
-bounded tails are returned with the result (the pool reads them itself after a death).
+Per task: stdout and stderr go to two files in that directory, emptied after each task once
+their bounded tails are taken into the result (the pool reads them itself after a death).
 
 Runs under other interpreters too: Python 3.9 syntax.
 """
