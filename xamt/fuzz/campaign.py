@@ -86,7 +86,7 @@ class FuzzConfig:
     memory_limit: int | None = 4 << 30
     relations: Sequence[str] | None = None
     triage: bool = True
-    triage_share: float = 0.5
+    triage_share: float = 0.35
     minimise_budget: int = 24
     verify_timeout: float = 120.0
     progress: bool = True
@@ -375,7 +375,7 @@ class _Fuzzer:
             self.stopped = stop["flag"]
             # a short grace period so the last divergences get their verdict
             if self.cfg.triage and self.pending and not stop["flag"]:
-                self.triage_some(time.monotonic() + min(120.0, 0.2 * self.cfg.budget_s), self.cfg.budget_s)
+                self.triage_some(time.monotonic() + min(60.0, 0.1 * self.cfg.budget_s), self.cfg.budget_s)
             return time.monotonic() - t0
         finally:
             signal.signal(signal.SIGTERM, prev)
