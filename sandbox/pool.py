@@ -67,7 +67,7 @@ _SOLO_BYTES = 1 << 20         # a task this large travels alone (its frame may n
 _BATCH_BYTES = 4 << 20        # a batch stops growing at this many bytes
 _PIPELINE_BYTES = 64 << 10    # most unanswered bytes queued to a busy worker (< socket buffer)
 _PIPELINE_FRAMES = 4          # most frames queued to a busy worker
-_FIRST_CHUNK, _CHUNK = 64, 512  # run() queues tasks in chunks of these sizes
+_FIRST_CHUNK, _CHUNK = 64, 128  # run() queues tasks in chunks of these sizes
 _START_FAILURES = 3           # consecutive worker start failures that break the pool
 _ZYGOTE_RESTARTS = 2
 _EXIT_WAIT = 10.0             # seconds to wait for the zygote's exit report after a kill
@@ -333,6 +333,9 @@ class SandboxPool:
                 if len(chunk) >= limit:
                     self._enqueue(chunk)
                     chunk, limit = [], _CHUNK
+                    # Yield the GIL: the manager thread feeds the workers, and would otherwise
+                    # wait for this thread's whole switch interval (5 ms) at every turn.
+                    time.sleep(0)
             if chunk:
                 self._enqueue(chunk)
         except BaseException:
