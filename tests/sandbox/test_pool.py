@@ -339,10 +339,10 @@ def test_a_failing_run_runs_none_of_its_queued_tasks():
             pool.run(tasks)
         assert pool.run([Task(BAD + "echo", (1,))])[0].value == 1
         stats = pool.stats
-    # only the first chunk (64) reached the queue before the bad task; of it, what had not
-    # started yet was dropped unrun; the rest of the call was never queued
-    assert stats["submitted"] == 64 + 1 and stats["ok"] + stats["abandoned"] == 64 + 1
-    assert stats["abandoned"] >= 32
+    # run() queues in chunks: what was queued but had not started was dropped unrun, the rest of
+    # the call was never queued; each of the 200 takes 50 ms, so few ran in the meantime
+    assert stats["ok"] + stats["abandoned"] == stats["submitted"] <= 201
+    assert stats["ok"] - 1 < 40 and stats["abandoned"] >= 20
 
 
 def test_a_value_the_pool_cannot_decode_spoils_only_its_own_result(monkeypatch):
