@@ -31,12 +31,13 @@ log = logging.getLogger("xamt.compare")
 
 BACKENDS = ("c", "numba", "numpy")
 _DOMAINS = {"int": 0, "float": 1, "complex": 2}
-_DOMAIN_OF_KIND = {"bool": "int", "int": "int", "float": "float", "complex": "complex"}
 _NAN = float("nan")
-#: With the C backend missing, "auto" uses numba from this many elements (all members together):
-#: below it numba's call overhead loses to numpy, and a short-lived process would pay the JIT.
+#: With the C backend missing, "auto" uses numba from this many elements (all members together).
+#: Once compiled numba is faster than numpy at every size (bench/compare_bench.py), but its first
+#: call costs about 2 s (0.6 s from the disk cache), which small comparisons should not pay.
 NUMBA_MIN_ELEMENTS = 1 << 16
-#: Bitwise-equal shortcut: arrays up to this size are compared with bytes(), larger ones by memcmp.
+#: Bitwise-equal shortcut: arrays up to this many bytes are compared with tobytes(), larger ones
+#: with memcmp (C) or numpy, without copies.
 _SMALL_BYTES = 1 << 12
 
 
@@ -133,9 +134,6 @@ def _small_equal(arrays: list[np.ndarray]) -> bool:
 
 
 def _bytes_equal(arrays: list[np.ndarray], nbytes: int) -> bool:
-    if nbytes <= _SMALL_BYTES:
-        first = arrays[0].tobytes()
-        return all(a.tobytes() == first for a in arrays[1:])
     c = _c_or_none()
     if c is not None:
         return c.bytes_equal(arrays, nbytes)
