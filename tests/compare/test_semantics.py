@@ -476,3 +476,15 @@ def test_first_mismatch_across_vector_and_scalar_elements(cmp, dtype):
     assert counts(rep, 1) == (1, 1, 0, 1)
     rep = cmp([x, y, x.copy(), y.copy()])  # median of (x, x, y, y) puts NaN and x in a tie
     assert rep.members[1].first_mismatch == rep.members[3].first_mismatch
+
+
+def test_overflowing_complex_modulus(cmp):
+    """|ref| overflows although its parts are finite: the finite pair still counts, inf / inf
+    quotients raise no maximum."""
+    huge = 1.7976931348623157e308
+    ref = np.array([complex(huge, huge), complex(1.0, 0.0)])
+    other = np.array([complex(1.0, 0.0), complex(3.0, 0.0)])
+    rep = cmp([ref, other], reference=0, tol=Tolerance(0.5, 0.0))
+    m = rep.members[1]
+    assert m.max_abs_diff == inf and m.value_mismatch == 1  # |1 - 3| > 0.5, first element within inf
+    assert m.max_rel_diff == 2.0 and m.first_mismatch == 1

@@ -115,7 +115,9 @@ def _reference_complex(X: np.ndarray) -> np.ndarray:
 def _ulp(ab: np.ndarray, scale: float, mn: float) -> np.ndarray:
     """ulp of the member's dtype at |ref|: max(pow2floor(|ref|) * scale, mn)."""
     pow2floor = (ab.view(np.int64) & _EXP).view(np.float64)
-    return np.maximum(pow2floor * scale, mn)
+    with np.errstate(invalid="ignore"):
+        u = pow2floor * scale  # inf * 0 (|ref| overflowed, integer member) is NaN ...
+    return np.where(u > mn, u, mn)  # ... and, as in C, NaN > mn is false: mn
 
 
 def _maxima(d: np.ndarray, ab: np.ndarray, tau: np.ndarray, ulp: np.ndarray) -> list[float]:
@@ -128,8 +130,14 @@ def _maxima(d: np.ndarray, ab: np.ndarray, tau: np.ndarray, ulp: np.ndarray) -> 
         ulps = np.where(pos, d / ulp, 0.0)
         units = np.where(pos, d / tau, 0.0)
     units[np.isnan(units)] = 1.0  # inf / inf: an overflowing difference, infinite tolerance
-    return [float(max(0.0, d.max())), float(max(0.0, rel.max())), float(max(0.0, ulps.max())),
-            float(max(0.0, units.max()))]
+    # rel and ulps are NaN for inf / inf too (a complex |ref| can overflow while its parts are
+    # finite); such quotients raise no maximum, exactly as in the kernels' "q > max" updates
+    return [float(_max0(d)), float(_max0(rel)), float(_max0(ulps)), float(_max0(units))]
+
+
+def _max0(x: np.ndarray) -> float:
+    """Largest non-NaN value of x, and at least 0."""
+    return x.max(initial=0.0, where=~np.isnan(x))
 
 
 def _first(*masks: np.ndarray) -> int:
