@@ -5,7 +5,7 @@
 Prints a table and writes bench/results/sandbox.json. Measured in one run, interleaved in rounds
 so that load from other processes hits every method alike; figures are medians over rounds.
 
-1. Round trips per second for tiny calls (numpy add of 16 float32; torch add of the same arrays,
+1. Round trips per second, and CPU time per call, for tiny calls (numpy add of 16 float32; torch add of the same arrays,
    converted with torch.from_numpy and back), 2 workers each: a direct in-process call,
    SandboxPool.run (batched; workers replaced every 1000 tasks as in the issue's example, and
    never), SandboxPool.submit with one task in flight, multiprocessing.Pool and
@@ -25,12 +25,13 @@ import multiprocessing
 import os
 import platform
 import random
+import resource
 import statistics
 import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -72,9 +73,62 @@ def sandbox_task(kind: str) -> Task:
     return Task("torch:add", (A, B), convert="torch:from_numpy")
 
 
-def measure_throughput(rounds: int, calls: int, seq_calls: int) -> Dict[str, Dict[str, List[float]]]:
-    """calls/s per kind and method, one sample per round."""
-    samples: Dict[str, Dict[str, List[float]]] = {}
+class CpuMeter:
+    """CPU time used by this process and by a pool's worker processes during one measurement.
+
+    The machine this runs on is shared, so next to calls per second (wall clock, which other
+    processes' load moves) the benchmark reports CPU time per call, which they barely move.
+    Workers are read from /proc/<pid>/schedstat (ns); workers that exit during the measurement
+    (retired or crashed) are counted through their parent's (the zygote's) reaped-children
+    time, less what they had used before the measurement began.
+    """
+
+    def __init__(self, workers: Callable[[], List[int]] = lambda: [], reaper: Optional[int] = None) -> None:
+        self.workers = workers
+        self.reaper = reaper
+
+    def start(self) -> None:
+        self.parent0 = _self_cpu()
+        self.workers0 = {pid: t for pid in self.workers() if (t := _sched_s(pid)) is not None}
+        self.reaper0 = _reaper_s(self.reaper)
+
+    def stop(self) -> float:
+        parent = _self_cpu() - self.parent0
+        now = {pid: t for pid in self.workers() if (t := _sched_s(pid)) is not None}
+        workers = sum(t - self.workers0.get(pid, 0.0) for pid, t in now.items())
+        gone = sum(t for pid, t in self.workers0.items() if pid not in now)
+        reaped = _reaper_s(self.reaper) - self.reaper0 - gone
+        return parent + workers + reaped
+
+
+def _self_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _sched_s(pid: int) -> Optional[float]:
+    try:
+        with open(f"/proc/{pid}/schedstat") as handle:
+            return int(handle.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _reaper_s(pid: Optional[int]) -> float:
+    """A process's own CPU time plus its reaped children's (clock ticks)."""
+    if pid is None:
+        return 0.0
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+Sample = Tuple[float, float]  # (calls per second, CPU seconds per call)
+
+
+def measure_throughput(rounds: int, calls: int, seq_calls: int) -> Dict[str, Dict[str, List[Sample]]]:
+    """(calls/s, CPU s per call) per kind and method, one sample per round."""
+    samples: Dict[str, Dict[str, List[Sample]]] = {}
     for kind in ("numpy", "torch"):
         preload = ("numpy",) if kind == "numpy" else ("numpy", "torch")
         fn: Callable = numpy_add if kind == "numpy" else torch_add
@@ -91,41 +145,50 @@ def measure_throughput(rounds: int, calls: int, seq_calls: int) -> Dict[str, Dic
             assert all(o.ok for o in forever.run([sandbox_task(kind) for _ in range(500)]))
             mp_pool.starmap(fn, [(A, B)] * 200, chunksize=1)
             list(executor.map(fn, [A] * 200, [B] * 200, chunksize=1))
-            methods: Dict[str, Callable[[], float]] = {
-                "SandboxPool.run": lambda: _time(calls, lambda: _check(pool.run([sandbox_task(kind) for _ in range(calls)]))),
-                "SandboxPool.run, workers never replaced": lambda: _time(calls, lambda: _check(
+            sandbox = CpuMeter(pool.worker_pids, pool.info["pid"])
+            sandbox_forever = CpuMeter(forever.worker_pids, forever.info["pid"])
+            # (private attributes: the standard pools offer no public list of their processes)
+            mp_meter = CpuMeter(lambda: [p.pid for p in mp_pool._pool])  # type: ignore[attr-defined]
+            ppe_meter = CpuMeter(lambda: list(executor._processes))      # type: ignore[attr-defined]
+            methods: Dict[str, Tuple[int, CpuMeter, Callable[[], object]]] = {
+                "SandboxPool.run": (calls, sandbox, lambda: _check(pool.run([sandbox_task(kind) for _ in range(calls)]))),
+                "SandboxPool.run, workers never replaced": (calls, sandbox_forever, lambda: _check(
                     forever.run([sandbox_task(kind) for _ in range(calls)]))),
-                "SandboxPool.submit (1 in flight)": lambda: _time(seq_calls, lambda: [
+                "SandboxPool.submit (1 in flight)": (seq_calls, sandbox, lambda: [
                     pool.submit(sandbox_task(kind)).result() for _ in range(seq_calls)]),
-                "multiprocessing.Pool": lambda: _time(calls, lambda: mp_pool.starmap(fn, [(A, B)] * calls, chunksize=1)),
-                "ProcessPoolExecutor": lambda: _time(calls, lambda: list(executor.map(fn, [A] * calls, [B] * calls,
-                                                                                      chunksize=1))),
+                "multiprocessing.Pool": (calls, mp_meter, lambda: mp_pool.starmap(fn, [(A, B)] * calls, chunksize=1)),
+                "ProcessPoolExecutor": (calls, ppe_meter, lambda: list(executor.map(fn, [A] * calls, [B] * calls,
+                                                                                     chunksize=1))),
             }
             per_kind = samples.setdefault(kind, {name: [] for name in methods})
             for r in range(rounds):
                 order = list(methods)
                 random.Random(r).shuffle(order)  # no method always runs right after another
                 for name in order:
-                    per_kind[name].append(methods[name]())
+                    count, meter, run = methods[name]
+                    per_kind[name].append(_measure(count, meter, run))
     return samples
 
 
-def measure_direct(rounds: int, calls: int) -> Dict[str, List[float]]:
+def measure_direct(rounds: int, calls: int) -> Dict[str, List[Sample]]:
     """In-process calls, measured last: importing torch here must not precede the forks above."""
     import torch
 
     torch.set_num_threads(1)
-    out = {"numpy": [], "torch": []}
+    out: Dict[str, List[Sample]] = {"numpy": [], "torch": []}
+    meter = CpuMeter()
     for _ in range(rounds):
-        out["numpy"].append(_time(calls, lambda: [np.add(A, B) for _ in range(calls)]))
-        out["torch"].append(_time(calls, lambda: [torch_add(A, B) for _ in range(calls)]))
+        out["numpy"].append(_measure(calls, meter, lambda: [np.add(A, B) for _ in range(calls)]))
+        out["torch"].append(_measure(calls, meter, lambda: [torch_add(A, B) for _ in range(calls)]))
     return out
 
 
-def _time(count: int, run: Callable[[], object]) -> float:
+def _measure(count: int, meter: CpuMeter, run: Callable[[], object]) -> Sample:
+    meter.start()
     start = time.perf_counter()
     run()
-    return count / (time.perf_counter() - start)
+    elapsed = time.perf_counter() - start
+    return count / elapsed, meter.stop() / count
 
 
 def _check(outcomes: list) -> None:
@@ -224,8 +287,11 @@ def main() -> int:
     mixed = mixed_run(mixed_n)
     load_after = os.getloadavg()
 
-    med = {k: {m: statistics.median(v) for m, v in per.items()} for k, per in throughput.items()}
+    med = {k: {m: statistics.median(x[0] for x in v) for m, v in per.items()} for k, per in throughput.items()}
+    cpu = {k: {m: statistics.median(x[1] for x in v) for m, v in per.items()} for k, per in throughput.items()}
     ratios = {k: med[k]["SandboxPool.run"] / med[k]["ProcessPoolExecutor"] for k in med}
+    ratios_forever = {k: med[k]["SandboxPool.run, workers never replaced"] / med[k]["ProcessPoolExecutor"] for k in med}
+    cpu_ratios = {k: cpu[k]["ProcessPoolExecutor"] / cpu[k]["SandboxPool.run"] for k in cpu}
     crash_med = {k: statistics.median(v) for k, v in crash.items()}
     spawn_key = next(k for k in crash_med if k.startswith("spawn"))
     default_key = "fork, 1 warm spare (default)"
@@ -238,11 +304,17 @@ def main() -> int:
         f"no task lost in the {mixed_n}-task mixed run": mixed["outcomes"] == mixed_n and mixed["wrong"] == 0,
     }
 
-    print(f"\nTiny calls, 2 workers: calls per second (median of {rounds} interleaved rounds)")
-    print(f"  {'method':<42}{'numpy add':>12}{'torch add':>12}")
+    print(f"\nTiny calls, 2 workers: median of {rounds} interleaved rounds; calls per second (wall clock)"
+          f" and CPU microseconds per call (this process and its pool's processes)")
+    print(f"  {'method':<42}{'numpy calls/s':>14}{'CPU us':>8}{'torch calls/s':>15}{'CPU us':>8}")
     for method in med["numpy"]:
-        print(f"  {method:<42}{med['numpy'][method]:>12,.0f}{med['torch'][method]:>12,.0f}")
-    print(f"  {'SandboxPool.run / ProcessPoolExecutor':<42}{ratios['numpy']:>11.2f}x{ratios['torch']:>11.2f}x")
+        print(f"  {method:<42}{med['numpy'][method]:>14,.0f}{cpu['numpy'][method] * 1e6:>8.1f}"
+              f"{med['torch'][method]:>15,.0f}{cpu['torch'][method] * 1e6:>8.1f}")
+    print(f"  {'SandboxPool.run / ProcessPoolExecutor':<42}{ratios['numpy']:>13.2f}x{'':>8}{ratios['torch']:>14.2f}x")
+    print(f"  {'  same, workers never replaced':<42}{ratios_forever['numpy']:>13.2f}x{'':>8}"
+          f"{ratios_forever['torch']:>14.2f}x")
+    print(f"  {'CPU per call, ProcessPoolExecutor / Sandbox':<42}{cpu_ratios['numpy']:>13.2f}x{'':>8}"
+          f"{cpu_ratios['torch']:>14.2f}x")
     print("\nCrash to next result, torch preloaded (median)")
     for name, value in crash_med.items():
         print(f"  {name:<48}{value * 1e3:>9.1f} ms  (n={len(crash[name])})")
@@ -260,8 +332,11 @@ def main() -> int:
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
                     "load_average_before": load_before, "load_average_after": load_after},
         "throughput_calls_per_s": {"rounds": rounds, "calls_per_round": calls, "submit_calls_per_round": seq,
-                                   "median": med, "samples": throughput,
-                                   "ratio_sandbox_run_over_process_pool_executor": ratios},
+                                   "median": med, "cpu_seconds_per_call_median": cpu,
+                                   "samples_calls_per_s_and_cpu_s_per_call": throughput,
+                                   "ratio_sandbox_run_over_process_pool_executor": ratios,
+                                   "ratio_without_worker_replacement": ratios_forever,
+                                   "cpu_per_call_ratio_process_pool_executor_over_sandbox_run": cpu_ratios},
         "crash_to_next_result_s": {"median": crash_med, "samples": crash, "spawn_over_fork_ratio": crash_ratio},
         "mixed_run": mixed,
         "targets": targets,

@@ -295,6 +295,10 @@ class SandboxPool:
         """``"fork"`` or ``"spawn"``: how this pool's workers start now."""
         return self.info.get("mode", "")
 
+    def worker_pids(self) -> List[int]:
+        """Process ids of the live workers (spares included), e.g. for monitoring."""
+        return [w.pid for w in list(self._workers.values()) if w.pid is not None and w.state != _DYING]
+
     def submit(self, task: Task) -> "Future[Outcome]":
         """Queue ``task``; the future resolves to its :class:`Outcome` (never to an exception).
 
