@@ -190,3 +190,18 @@ def test_cli_list_json(tmp_path, pool, adapters):
     with redirect_stdout(buf):
         assert main(["groups", "list", "--out", str(tmp_path), "--members", "--rejected"]) == 0
     assert "numpy.abs(#0=slot0)" in buf.getvalue()
+
+
+def test_compiled_members_run_on_one_variant(tmp_path, pool, adapters):
+    """A compiled member (here a stand-in 'compiler' that just calls the target) runs only on the
+    variant its eager twin runs on: square matrices only, so the eager member fails on base first."""
+    eager = member("numpy", "numpy.linalg.eigvalsh", "numpy.linalg:eigvalsh", [(0, "x", 0, None, True)])
+    comp = member("numpy", "numpy.linalg.eigvalsh", "numpy.linalg:eigvalsh", [(0, "x", 0, None, True)],
+                  call="compiled", via=f"{C}:call_through")
+    g = group("eager_compiled:numpy.linalg.eigvalsh", [eager, comp], [(0, "x", "tensor")], relation="eager_compiled",
+              canonical="somefn")
+    store, _ = _build(tmp_path, pool, adapters, [g])
+    reg = _by_key(store)[g.key]
+    assert reg.state == "validated" and reg.variant == "square"
+    tried = reg.evidence["variants_tried"]
+    assert tried[0] == "base?" and "square" in tried  # searched on the eager member, then run in full

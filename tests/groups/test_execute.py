@@ -77,3 +77,18 @@ def test_throughput_smoke(pool, adapters):
     inputs = [GroupInput({0: SlotValue.array(ArrayRecipe(seed=i))}) for i in range(200)]
     runs = ex.run([(g, inp) for inp in inputs])
     assert all(len(r.outputs()) == 2 for r in runs) and ex.stats["group_tasks"] == 200
+
+
+def test_abstract_probe_traces_without_running(pool, adapters):
+    pytest.importorskip("jax")
+    from xamt.libraries.registry import Registry
+
+    libs = dict(adapters, jax=Registry().get("jax"))
+    g = unary("x:abs/generic", [("jax", "jax.numpy.abs", "jax.numpy:abs"),
+                                ("jax", "jax.lax.population_count", "jax.lax:population_count")])
+    values = materialise(seed_inputs(g)[0])
+    ex = GroupExecutor(pool, libs)
+    res = ex.probe([(g, 0, values, [0]), (g, 1, values, [0])], ["int32", "float64", "bool"],
+                   {"jax": "jax:eval_shape"})
+    assert res[0]["int32"][0] == "ok"
+    assert res[1]["int32"][0] == "ok" and res[1]["float64"][0] == "raised"  # popcount wants integers

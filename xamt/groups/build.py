@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -20,7 +21,7 @@ from typing import Any, Callable, Iterable, Sequence
 from xamt.errors import MatchingError, XamtError
 from xamt.groups.annotations import load_annotations, load_settings
 from xamt.groups.execute import GroupExecutor, pool_settings
-from xamt.groups.model import REGISTRY_SCHEMA, RegisteredGroup, load_registry
+from xamt.groups.model import REGISTRY_SCHEMA, load_registry
 from xamt.groups.normalise import load_normalisation_rules
 from xamt.groups.schedule import Scheduler
 from xamt.groups.validate import CandidateResult, Context, validate_candidate
@@ -231,7 +232,8 @@ def build_registry(
 
         conf = pool_settings(adapters.values())
         out_dir = str(store.path.parent.resolve())
-        conf["env"].update({k: v.replace("{out}", out_dir) for k, v in settings.environment.items()})
+        conf["env"].update({k: os.environ.get(k, v.replace("{out}", out_dir))
+                            for k, v in settings.environment.items()})
         # workers are recycled now and then: compiled-program caches grow with every new API
         pool = SandboxPool(workers=workers, timeout=settings.timeout, confirm=False,
                            max_tasks_per_worker=4000, memory_limit=4 << 30, batch_size=16, **conf)

@@ -418,8 +418,14 @@ class GroupRun:
         return [m for m, r in zip(self.members, self.results) if r.ok]
 
 
-def pool_settings(libraries: Iterable[Any]) -> dict[str, Any]:
-    """``preload`` and ``env`` for a :class:`sandbox.SandboxPool` that runs these adapters."""
+def pool_settings(libraries: Iterable[Any], out_dir: str | None = None) -> dict[str, Any]:
+    """``preload``, ``env`` and ``file_size_limit`` for a :class:`sandbox.SandboxPool` that runs
+    these adapters.
+
+    With ``out_dir`` the worker environment of ``validation.toml`` (``[environment]``: on-disk
+    caches of compiled programs, JAX's and TorchInductor's, under ``<out_dir>/cache``) is added;
+    ``file_size_limit`` leaves room for TorchInductor's precompiled header (~150 MB).
+    """
     import os
 
     preload = ["numpy"]
@@ -433,7 +439,13 @@ def pool_settings(libraries: Iterable[Any]) -> dict[str, Any]:
         if module not in preload:
             preload.append(module)
     preload += ["xamt.groups.execute", "xamt.libraries.invoke"]
-    return {"preload": tuple(preload), "env": env}
+    if out_dir is not None:
+        from xamt.groups.annotations import load_settings
+
+        base = os.path.abspath(out_dir)
+        for key, value in load_settings().environment.items():
+            env.setdefault(key, os.environ.get(key, value.replace("{out}", base)))
+    return {"preload": tuple(preload), "env": env, "file_size_limit": 1 << 30}
 
 
 class GroupExecutor:

@@ -28,6 +28,7 @@ from typing import Any, Generator
 
 import numpy as np
 
+from xamt.errors import ConfigError
 from xamt.groups.agree import Agreement
 from xamt.groups.annotations import Annotations, BuildSettings, GroupAnnotation
 from xamt.groups.execute import ExecItem, GroupExecutor, MemberResult
@@ -101,6 +102,14 @@ class CandidateResult:
                         "members": len(g.members), "libraries": g.libraries} for g in self.groups],
             "reasons": reasons, "seconds": round(self.seconds, 3), "executions": self.executions,
         }
+
+
+def _substantial(value: Any) -> bool:
+    """True when a normalised output has a non-boolean numeric leaf of two or more elements."""
+    from xamt.groups.normalise import leaves
+
+    return any(isinstance(leaf, np.ndarray) and leaf.dtype.kind in "iufc" and leaf.size >= 2
+               for leaf in leaves(value))
 
 
 def _finite(value: Any) -> bool:
@@ -183,18 +192,33 @@ class _Validator:
         det = [i for i in ok if not results[i].nondeterministic]
         nondet = [i for i in ok if results[i].nondeterministic]
         best: Evaluation | None = None
-        for norm in self.norm_candidates:
+        for n, norm in enumerate(self.norm_candidates):
             values = {}
             for i in det:
                 try:
-                    values[i] = normalise(results[i].value, norm)
+                    value = normalise(results[i].value, norm)
                 except Exception:  # a normaliser that does not fit this output: not comparable
                     continue
+                # a fallback must keep a real part of the output: reducing it to a flag or a
+                # scalar (cho_factor's `lower`) would make anything agree
+                if n > 0 and not _substantial(value):
+                    continue
+                values[i] = value
             comps, dropped = self._components(list(values), values)
             status = []
             if self.cross:
-                if nondet and len({self.lib(i) for i in nondet}) >= 2:
-                    status.append(list(nondet))
+                # samplers: values are not comparable, running without error is. In a group that
+                # matching made status-only (random samplers), once some member is shown
+                # nondeterministic the members that ran but matched nobody join it: a seeded
+                # sampler of another library is deterministic, yet no more comparable
+                if nondet:
+                    in_value = {i for c in comps for i in c}
+                    loose = set(nondet)
+                    if self.group.equivalence == "status":
+                        loose |= {i for i in det if i not in in_value}
+                    loose = sorted(loose)
+                    if len({self.lib(i) for i in loose}) >= 2:
+                        status.append(loose)
             else:
                 rest = [i for i in ok if not any(i in c for c in comps)]
                 if len(rest) >= 2:
@@ -202,7 +226,8 @@ class _Validator:
             ev = Evaluation(inp, sorted(results), results, norm, values, comps, status, dropped)
             if best is None or ev.score(0) > best.score(0):
                 best = ev
-        assert best is not None
+        if best is None:  # norm_candidates is never empty (the declared normaliser is first)
+            raise ConfigError(f"{self.group.key}: no normaliser to evaluate with")
         return best
 
     def _components(self, members: list[int], values: dict[int, Any]) -> tuple[list[list[int]], dict[int, str]]:
@@ -276,8 +301,23 @@ class _Validator:
         best: tuple[int, Evaluation] | None = None
         differed: dict[int, str] = {}
         full_runs: list[Evaluation] = []
+        compiled = [i for i in candidates if group.members[i].call == "compiled"]
+        cheap = [i for i in candidates if i not in compiled]
+        if compiled and cheap:
+            # a compiled member pays a compilation per input shape: the variant is chosen on the
+            # other members (the eager twin), and the compiled ones run on that variant only
+            chosen, chosen_ok = variants[0], -1
+            for inp in variants:
+                self.tried.append(inp.variant + "?")
+                results = yield from self.run(inp, cheap)
+                n_ok = sum(1 for r in results.values() if r.ok and _finite(r.value))
+                if n_ok > chosen_ok:
+                    chosen, chosen_ok = inp, n_ok
+                if n_ok == len(cheap):
+                    break
+            variants = [chosen]
         for order, inp in enumerate(variants):
-            full = order < 2 and inp.variant in ("base", "wide")
+            full = (order < 2 and inp.variant in ("base", "wide")) or best is None
             if not full and not differed and full_runs:
                 for i in candidates:
                     runs_ok = [e for e in full_runs if e.results.get(i) is not None and e.results[i].ok
@@ -294,8 +334,7 @@ class _Validator:
             axis_given = any(plan.roles.get(s) == "axis" for s in inp.values)
             pool_members = [i for i in candidates if i not in differed
                             or (inp.variant == "vector" and not axis_given)]
-            if not full:
-                assert best is not None
+            if not full and best is not None:
                 failed = [i for i in pool_members if i not in best[1].validated]
                 if not failed:
                     break
@@ -318,7 +357,8 @@ class _Validator:
                 full_runs.append(ev)
             if best is None or ev.score(order) > best[1].score(best[0]):
                 best = (order, ev)
-        assert best is not None
+        if best is None:  # the first variant always runs in full
+            raise ConfigError(f"{group.key}: no seed variant was run")
         order, ev = best
         self.differed = differed
 
@@ -354,8 +394,7 @@ class _Validator:
 
         # 3. pins
         pinned = bool(self.ann and self.ann.pin)
-        if pinned:
-            assert self.ann is not None
+        if pinned and self.ann is not None:
             names = set(self.ann.members)
             chosen = [i for i in candidates if (group.members[i].qualname in names if names
                                                 else ev.results.get(i) is not None and ev.results[i].ok)]
