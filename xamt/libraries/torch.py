@@ -91,10 +91,34 @@ def call_with_out(target: str, *args: Any, **kwargs: Any) -> Any:
     return fn(*args, out=out, **kwargs)
 
 
+@functools.cache
+def _persistent_precompiled_headers() -> None:
+    """Keep Inductor's precompiled C++ headers in its cache folder when one is configured.
+
+    Inductor places them under the temporary folder current when it is first imported; a sandbox
+    worker's temporary folder is emptied after every task, so each compilation would rebuild the
+    150 MB header. With ``TORCHINDUCTOR_CACHE_DIR`` set they live (and are reused) there.
+    """
+    import os
+
+    if not os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+        return
+    try:  # private module layout: without it, headers are rebuilt per task (slower, not wrong)
+        from torch._inductor import codecache
+        from torch._inductor.runtime.cache_dir_utils import cache_dir
+    except ImportError:
+        return
+    headers = os.path.join(cache_dir(), "precompiled_headers")
+    if hasattr(codecache, "_HEADER_DIR"):
+        codecache._HEADER_DIR = headers
+        codecache._HEADER_LOCK_DIR = os.path.join(headers, "locks")
+
+
 @functools.lru_cache(maxsize=256)
 def _compiled(target: str) -> Any:
     import torch
 
+    _persistent_precompiled_headers()
     fn = resolve_ref(target)
 
     def call(*a: Any, **k: Any) -> Any:
