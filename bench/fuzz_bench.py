@@ -115,9 +115,10 @@ def main(argv=None) -> int:
     print(f"{len(groups)} groups ({args.relations}), {n} group-iterations per round, "
           f"{args.rounds} timed rounds after {args.warmup} warm-up rounds", flush=True)
 
-    settings = pool_settings(adapters.values())
+    settings = pool_settings(adapters.values(), out_dir=args.out)
     pool = SandboxPool(preload=settings["preload"], env=settings["env"], workers=args.workers,
-                       timeout=30, confirm=False, max_tasks_per_worker=None)
+                       timeout=30, confirm=False, max_tasks_per_worker=None,
+                       file_size_limit=settings["file_size_limit"])
     executor = GroupExecutor(pool, adapters, timeout=30)
     try:
         for r in rounds[:args.warmup]:  # warm-up: worker start, imports, JIT per shape and worker

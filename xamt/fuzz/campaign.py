@@ -436,12 +436,15 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
         campaign.groups = len(groups)
         campaign.status = "running"
         fs.update_campaign(campaign)
-        settings = pool_settings(adapters.values())
+        # out_dir: on-disk compile caches (JAX, TorchInductor) under <out>/cache, and a file-size
+        # limit with room for Inductor's precompiled header
+        settings = pool_settings(adapters.values(), out_dir=str(out))
         log(f"campaign {campaign.id}: {len(groups)} groups over {', '.join(sorted(adapters))}, "
             f"budget {cfg.budget_s:.0f}s, {cfg.workers} workers; store {db}")
         pool = SandboxPool(preload=settings["preload"], env=settings["env"], workers=cfg.workers,
                            timeout=cfg.timeout, memory_limit=cfg.memory_limit, confirm=True,
-                           batch_size=8, max_tasks_per_worker=None)
+                           batch_size=8, max_tasks_per_worker=None,
+                           file_size_limit=settings["file_size_limit"])
         fuzzer = _Fuzzer(cfg, store, groups, adapters, pool, campaign, fs)
         if cfg.resume:
             fuzzer.restore()
