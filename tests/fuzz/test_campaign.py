@@ -159,3 +159,21 @@ def test_killed_campaign_resumes(tmp_path):
     assert c.settings["elapsed_s"] >= killed.settings["elapsed_s"]
     with pytest.raises(XamtError, match="nothing to resume"):
         run_campaign(FuzzConfig(out=out, libraries=["numpy"], resume=True, progress=False))
+
+
+def test_report_and_exports_of_a_real_campaign(campaign):
+    from xamt.report.export import issue_markdown  # noqa: F401  (the export path below uses it)
+    from xamt.report.html import build_report
+
+    out, res = campaign
+    index = build_report(out)
+    html = index.read_text()
+    with Store(out / "xamt.db") as st:
+        findings = FindingsStore(st).findings(res.campaign_id)
+    for f in findings:
+        assert f'findings/{f.id}.html' in html
+        assert (index.parent / "findings" / f"{f.id}.html").exists()
+    proc = subprocess.run([sys.executable, "-m", "xamt.cli", "findings", "export", str(findings[0].id),
+                           "--format", "issue", "--out", str(out)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0 and findings[0].outlier_api in proc.stdout, proc.stderr

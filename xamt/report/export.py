@@ -194,8 +194,10 @@ def issue_markdown(finding: Finding, evidence: Evidence, campaign: Campaign | No
     # the table's columns: inputs shaped like the outputs, the expected value, each outlier
     names = list(evidence.inputs)
     input_cols = [i for i in range(len(names)) if rows and rows[0].inputs[i] != "—"]
-    expected_col = outputs.index(agreeing[0]) if agreeing else None
-    outlier_cols = [outputs.index(o) for o in outliers]
+    # by identity: outputs hold arrays, so == would compare them element-wise
+    position = {id(o): i for i, o in enumerate(outputs)}
+    expected_col = position[id(agreeing[0])] if agreeing else None
+    outlier_cols = [position[id(o)] for o in outliers]
     versions = dict(campaign.libraries) if campaign else {}
     template = (env or environment(autoescape=False)).get_template("issue.md.j2")
     return template.render(
