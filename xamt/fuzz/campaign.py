@@ -106,6 +106,7 @@ class FuzzResult:
     findings: int
     candidates: int
     dropped: dict[str, int] = field(default_factory=dict)
+    triaged: int = 0
     by_class: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -464,5 +465,6 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
         by_class: dict[str, int] = {}
         for row in fs.counts_by(campaign.id, "finding_class"):
             by_class[row["finding_class"]] = row["n"]
+        triaged = sum(1 for v in fuzzer.seen.values() if v["outcome"] != "pending")
         return FuzzResult(campaign.id, len(groups), campaign.iterations, campaign.executions,
-                          seconds, fuzzer.findings, fuzzer.candidates, fuzzer.dropped, by_class)
+                          seconds, fuzzer.findings, fuzzer.candidates, fuzzer.dropped, by_class, triaged)

@@ -44,7 +44,7 @@ def _run_fuzz(args: argparse.Namespace) -> int:
     res = run_campaign(cfg)
     print(f"campaign {res.campaign_id}: {res.groups} groups, {res.iterations} group-iterations "
           f"({res.iterations_per_s:.1f}/s), {res.executions} executions in {res.seconds:.0f}s")
-    print(f"divergences triaged: {res.candidates}; findings filed: {res.findings}"
+    print(f"distinct divergences seen: {res.candidates}, triaged: {res.triaged}; findings filed: {res.findings}"
           + (f" ({', '.join(f'{k} {v}' for k, v in sorted(res.by_class.items()))})" if res.by_class else ""))
     for why, n in sorted(res.dropped.items(), key=lambda kv: -kv[1]):
         print(f"  dropped {n}: {why}")
