@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import enum
 import re
-import tomllib
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Protocol, Sequence
 
+from xamt.datafiles import read_toml
 from xamt.errors import DataFileError
 
 __all__ = ["ErrorKinds", "ErrorRule", "Signal", "SignalKind", "judge_statuses"]
@@ -90,15 +89,7 @@ class ErrorKinds:
         Raises:
             DataFileError: the file is missing, not TOML, or a rule is malformed.
         """
-        try:
-            if path is None:
-                text = resources.files("xamt.data").joinpath("error_kinds.toml").read_text("utf-8")
-                where = "xamt/data/error_kinds.toml"
-            else:
-                text, where = Path(path).read_text("utf-8"), str(path)
-            data = tomllib.loads(text)
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise DataFileError(f"cannot read error kinds from {path or 'package data'}: {exc}") from exc
+        data, where, _ = read_toml("error_kinds.toml", path)
         unknown = set(data) - set(cls.SECTIONS)
         if unknown:
             raise DataFileError(f"{where}: unknown section(s) {sorted(unknown)}; expected {cls.SECTIONS}")

@@ -9,12 +9,11 @@ keep it and show the note). :func:`load_settings` reads the build settings.
 from __future__ import annotations
 
 import hashlib
-import tomllib
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from xamt.datafiles import read_toml
 from xamt.errors import DataFileError
 from xamt.fuzz.values import DTYPE_NAMES
 from xamt.groups.normalise import check_name
@@ -74,18 +73,6 @@ class Annotations:
         return self.groups.get(key)
 
 
-def _read(name: str, path: str | Path | None) -> tuple[dict[str, Any], str, str]:
-    try:
-        if path is None:
-            text = resources.files("xamt.data").joinpath(name).read_text("utf-8")
-            where = f"xamt/data/{name}"
-        else:
-            text, where = Path(path).read_text("utf-8"), str(path)
-        return tomllib.loads(text), where, text
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise DataFileError(f"cannot read {name} from {path or 'package data'}: {exc}") from exc
-
-
 def _tolerance(raw: Any, where: str) -> dict[str, tuple[float, float]]:
     if not isinstance(raw, dict):
         raise DataFileError(f"{where}: tolerance must be a table dtype -> [rtol, atol]")
@@ -103,7 +90,7 @@ def load_annotations(path: str | Path | None = None) -> Annotations:
     Raises:
         DataFileError: a malformed entry (unknown key, missing reason, unknown normaliser).
     """
-    data, where, text = _read("registry_annotations.toml", path)
+    data, where, text = read_toml("registry_annotations.toml", path)
     unknown = set(data) - {"group", "member"}
     if unknown:
         raise DataFileError(f"{where}: unknown section(s) {sorted(unknown)}; expected [[group]], [[member]]")
@@ -156,7 +143,7 @@ class BuildSettings:
 
 def load_settings(path: str | Path | None = None) -> BuildSettings:
     """Read ``validation.toml`` (the packaged one by default)."""
-    data, where, text = _read("validation.toml", path)
+    data, where, text = read_toml("validation.toml", path)
     unknown = set(data) - {"tolerance", "execution", "probe", "environment"}
     if unknown:
         raise DataFileError(f"{where}: unknown section(s) {sorted(unknown)}")

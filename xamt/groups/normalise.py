@@ -33,14 +33,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-import tomllib
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from xamt.datafiles import read_toml
 from xamt.errors import DataFileError
 
 __all__ = ["NORMALISERS", "NotComparable", "to_numpy_tree", "normalise", "check_name",
@@ -281,15 +280,7 @@ def load_normalisation_rules(path: str | Path | None = None) -> NormalisationRul
     Raises:
         DataFileError: missing, not TOML, or a malformed rule.
     """
-    try:
-        if path is None:
-            text = resources.files("xamt.data").joinpath("normalisations.toml").read_text("utf-8")
-            where = "xamt/data/normalisations.toml"
-        else:
-            text, where = Path(path).read_text("utf-8"), str(path)
-        data = tomllib.loads(text)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise DataFileError(f"cannot read normalisations from {path or 'package data'}: {exc}") from exc
+    data, where, text = read_toml("normalisations.toml", path)
     default = check_name(data.get("default", "none"))
     fallbacks = tuple(check_name(f) for f in data.get("fallbacks", []))
     rules = []

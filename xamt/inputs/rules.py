@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-import tomllib
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from xamt.datafiles import read_toml
 from xamt.errors import DataFileError
 from xamt.fuzz.values import DTYPE_NAMES
 
@@ -196,13 +195,5 @@ def load_input_rules(path: str | Path | None = None) -> InputRules:
     Raises:
         DataFileError: the file is missing, not TOML, or an entry is malformed.
     """
-    try:
-        if path is None:
-            text = resources.files("xamt.data").joinpath("canonical_inputs.toml").read_text("utf-8")
-            where = "xamt/data/canonical_inputs.toml"
-        else:
-            text, where = Path(path).read_text("utf-8"), str(path)
-        data = tomllib.loads(text)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise DataFileError(f"cannot read canonical inputs from {path or 'package data'}: {exc}") from exc
+    data, where, _ = read_toml("canonical_inputs.toml", path)
     return InputRules(data, where)
