@@ -196,6 +196,8 @@ def render(spec: ReproSpec) -> str:
     glue_of: dict[str, tuple[str, set[str]]] = {}
     call_lines = []
     for label, member, adapter, values in spec.calls:
+        # every library involved is imported up front: a missing one means "cannot run" (3)
+        imports.add(f"import {adapter.import_name}")
         glue_name, fns = glue_of.setdefault(adapter.name, (f"G_{adapter.name}", set()))
         fns |= {adapter.from_numpy_ref, adapter.to_numpy_ref}
         i = input_sets(spec).index(id(values))
@@ -370,6 +372,7 @@ def verify(script: str | Path, *, expect: str, timeout: float = 120.0,
         tail = ((exc.stdout or b"") + (exc.stderr or b""))[-4000:].decode("utf-8", "replace")
         return VerifyResult(expect == "crash" and crash_signal == 0, None, True,
                             time.monotonic() - start, tail)
+    out_text = proc.stdout.decode("utf-8", "replace")
     tail = (proc.stdout + proc.stderr)[-4000:].decode("utf-8", "replace")
     rc = proc.returncode
     if expect == "crash":
@@ -377,4 +380,7 @@ def verify(script: str | Path, *, expect: str, timeout: float = 120.0,
         if crash_signal is None and rc < 0 and -rc in (signal.SIGKILL,):
             died = True
         return VerifyResult(bool(died), rc, False, time.monotonic() - start, tail)
-    return VerifyResult(rc == REPRODUCED, rc, False, time.monotonic() - start, tail)
+    # exit status 1 alone is not enough (a script Python cannot even compile exits 1 too):
+    # the script's own verdict line must say so
+    reproduced = rc == REPRODUCED and "\nREPRODUCED" in "\n" + out_text
+    return VerifyResult(reproduced, rc, False, time.monotonic() - start, tail)

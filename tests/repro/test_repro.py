@@ -69,3 +69,21 @@ def test_status_expectation(tmp_path):
     path = write(tmp_path / "s", render(spec), [vals])
     r = verify(path, expect="status", timeout=120)
     assert r.reproduced, r.output_tail
+
+
+def test_method_only_groups_import_their_library_and_a_broken_script_never_counts(tmp_path):
+    pytest.importorskip("torch")
+    ad = adapters()
+    plan = ArgumentPlan(args=[ArgSpec(slot=0, param="self", position=0, transform="tensor")])
+    m = Member(library="torch", qualname="torch.Tensor.abs", target="torch:Tensor.abs", kind="method",
+               call="method", plan=plan, receiver_slot=0)
+    vals = {0: np.array([-1.0, 2.0], np.float32)}
+    spec = ReproSpec(title="t", header="h", calls=[("a", m, ad["torch"], vals), ("b", m, ad["torch"], vals)],
+                     normalisation=None, expect="value", outlier=1, reference=0)
+    text = render(spec)
+    assert "    import torch" in text
+    compile(text, "repro.py", "exec")
+    path = write(tmp_path / "m", text, [vals])
+    assert verify(path, expect="value", timeout=120).returncode == 0
+    path.write_text("try:\nexcept ImportError:\n    pass\n")  # a script Python cannot compile exits 1
+    assert not verify(path, expect="value", timeout=60).reproduced
