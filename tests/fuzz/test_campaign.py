@@ -107,6 +107,8 @@ def test_campaign_finds_the_planted_divergences(campaign):
         findings = fs.findings(res.campaign_id)
         c = fs.campaign(res.campaign_id)
     assert c.status == "done" and c.iterations == res.iterations
+    assert res.triaged >= res.findings and isinstance(res.by_class, dict)
+    assert sum(res.by_class.values()) == res.findings
     assert ("t:max", FindingClass.NAN) in found
     assert ("t:negative", FindingClass.CRASH) in found
     assert ("t:exp", FindingClass.STATUS) in found

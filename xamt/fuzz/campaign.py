@@ -467,4 +467,5 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
             by_class[row["finding_class"]] = row["n"]
         triaged = sum(1 for v in fuzzer.seen.values() if v["outcome"] != "pending")
         return FuzzResult(campaign.id, len(groups), campaign.iterations, campaign.executions,
-                          seconds, fuzzer.findings, fuzzer.candidates, fuzzer.dropped, by_class, triaged)
+                          seconds, fuzzer.findings, fuzzer.candidates, dropped=fuzzer.dropped,
+                          by_class=by_class, triaged=triaged)
