@@ -21,13 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence
 
+from sandbox.outcome import CONFIRMABLE
+
 from xamt.datafiles import read_toml
 from xamt.errors import DataFileError
 
 __all__ = ["ErrorKinds", "ErrorRule", "Signal", "SignalKind", "judge_statuses"]
 
-#: sandbox statuses that mean the member's process died.
-DEATH_STATUSES = frozenset({"crashed", "timeout", "oom"})
+#: sandbox statuses that mean the member's process died (the ones the sandbox confirms)
+DEATH_STATUSES = frozenset(str(s) for s in CONFIRMABLE)
 
 
 class OutcomeLike(Protocol):

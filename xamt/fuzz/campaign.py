@@ -29,6 +29,7 @@ import numpy as np
 from xamt.errors import ConfigError, XamtError
 from xamt.findings import Campaign, FindingsStore, histogram_of
 from xamt.fuzz.search import Search
+from xamt.groups.agree import Agreement
 from xamt.oracle import ErrorKinds, SignalKind, judge_statuses
 from xamt.store import Schema, Store, default_db_path
 from xamt.triage.pipeline import Candidate, Triage, input_signature
@@ -191,6 +192,8 @@ class _Fuzzer:
                              minimise_budget=cfg.minimise_budget, verify_timeout=cfg.verify_timeout)
         self._mutate_fn = mutate
         self._dtypes = {g.key: (g.common_dtypes() or None, g.any_dtypes() or None) for g in groups}
+        # one comparator setting per group, built once: judge() runs for every group-iteration
+        self._agreement = {g.key: Agreement(g.tolerance or None) for g in groups}
         seeds = {g.key: g.seed_inputs() for g in groups}
         # the registry build already ran the seeds: the campaign starts from their mutations
         self.search: Search[Any] = Search(seeds, self._mutate, guided=cfg.guided, seed=cfg.seed,
@@ -267,8 +270,6 @@ class _Fuzzer:
     # -- judging ---------------------------------------------------------------------------
     def judge(self, run: Any) -> float:
         """Signals and dispersion of one group run; queues new divergences for triage."""
-        from xamt.groups.agree import Agreement
-
         group = run.group
         results = run.results
         key = group.key
@@ -278,10 +279,9 @@ class _Fuzzer:
         ok = [i for i, r in enumerate(results) if r.ok and i not in nondet]
         dispersion = 0.0
         if group.equivalence == "value" and len(ok) >= 2:
-            agree = Agreement(group.tolerance or None)
+            agree = self._agreement[key]
             outs = [results[i].value for i in ok]
-            dispersion = agree.dispersion(outs)
-            flags = agree.group(outs)
+            flags, dispersion = agree.assess(outs)
             if not all(flags):
                 bad = [ok[j] for j, f in enumerate(flags) if not f]
                 self._candidate(run, "value", bad[0], "outputs differ beyond the tolerance")

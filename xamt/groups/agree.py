@@ -69,6 +69,31 @@ class Agreement:
         flags = self._leaf_reports(values, None)
         return flags if flags is not None else [False] * len(values)
 
+    def assess(self, values: Sequence[Any]) -> tuple[list[bool], float]:
+        """``(group(values), dispersion(values))`` from one comparison per leaf (the fuzz loop's
+        per-iteration verdict; calling both costs every comparison twice)."""
+        n = len(values)
+        if n < 2:
+            return [True] * n, 0.0
+        if len({repr(structure(v)) for v in values}) != 1:
+            return [False] * n, float("inf")
+        flags, total = [True] * n, 0.0
+        for column in zip(*[leaves(v) for v in values]):
+            if isinstance(column[0], np.ndarray):
+                try:
+                    rep = compare_group(list(column), tol=self.tol)
+                except Exception:  # bad arguments for the comparator (e.g. an exotic dtype)
+                    return [False] * n, float("inf")
+                total += rep.dispersion
+                for i, m in enumerate(rep.members):
+                    if not (m.shape_ok and not m.mismatches):
+                        flags[i] = False
+            else:
+                for i, leaf in enumerate(column):
+                    if leaf != column[0]:
+                        flags[i] = False
+        return flags, total
+
     def dispersion(self, values: Sequence[Any]) -> float:
         """Sum of the comparator's dispersion over the leaves (inf if structures differ)."""
         if len({repr(structure(v)) for v in values}) != 1:

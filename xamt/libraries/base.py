@@ -17,13 +17,19 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-__all__ = ["MethodOwner", "ClassNamespace", "LibraryAdapter", "ParamSpec", "DTYPE_NAMES"]
+__all__ = ["MethodOwner", "ClassNamespace", "LibraryAdapter", "ParamSpec", "DTYPE_NAMES",
+           "same_dtype_names"]
 
 #: numpy dtype names Xamt speaks; an adapter maps its own dtype names onto these.
 DTYPE_NAMES = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
 )
+
+def same_dtype_names(exclude: tuple[str, ...] = ()) -> dict[str, str]:
+    """The dtype table of a library whose dtype names are numpy's (all but ``exclude``)."""
+    return {name: name for name in DTYPE_NAMES if name not in exclude}
+
 
 #: A parameter as a signature fallback reports it:
 #: (name, kind, default repr or None when required, type text or None).

@@ -5,16 +5,11 @@ import functools
 from typing import Any
 
 from xamt.libraries._compile import compiled_call
-from xamt.libraries.base import LibraryAdapter, MethodOwner, resolve_ref
+from xamt.libraries.base import LibraryAdapter, MethodOwner, resolve_ref, same_dtype_names
 
 __all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "devices", "call_compiled"]
 
-_DTYPES = {
-    "bool": "bool", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
-    "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
-    "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64",
-    "complex64": "complex64", "complex128": "complex128",
-}
+_DTYPES = same_dtype_names()
 
 #: jax.Array methods about placement and buffers, not computation
 _METHOD_PLUMBING = frozenset({

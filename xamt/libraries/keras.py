@@ -9,18 +9,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from xamt.libraries.base import ClassNamespace, LibraryAdapter
+from xamt.libraries.base import ClassNamespace, LibraryAdapter, same_dtype_names
 
 __all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "backend_name", "DEFAULT_BACKEND"]
 
 DEFAULT_BACKEND = "tensorflow"
 
-_DTYPES = {
-    "bool": "bool", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
-    "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
-    "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64",
-    "complex64": "complex64", "complex128": "complex128",
-}
+_DTYPES = same_dtype_names()
 
 
 def backend_name() -> str:

@@ -3,17 +3,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from xamt.libraries.base import LibraryAdapter, MethodOwner
+from xamt.libraries.base import LibraryAdapter, MethodOwner, same_dtype_names
 
 __all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "call_with_out"]
 
-_DTYPES = {
-    name: name
-    for name in (
-        "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-        "float16", "float32", "float64", "complex64", "complex128",
-    )
-}
+_DTYPES = same_dtype_names(("bfloat16",))
 
 #: ndarray methods that move, serialise or mutate flags rather than compute
 _METHOD_PLUMBING = frozenset({

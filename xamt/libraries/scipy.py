@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from xamt.libraries.base import LibraryAdapter, ParamSpec
+from xamt.libraries.base import LibraryAdapter, ParamSpec, same_dtype_names
 
 __all__ = ["adapter", "from_numpy", "to_numpy", "distribution_signature", "DISTRIBUTIONS"]
 
@@ -20,13 +20,7 @@ DISTRIBUTION_METHODS = frozenset({
     "pdf", "logpdf", "pmf", "logpmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf", "entropy",
 })
 
-_DTYPES = {
-    name: name
-    for name in (
-        "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-        "float16", "float32", "float64", "complex64", "complex128",
-    )
-}
+_DTYPES = same_dtype_names(("bfloat16",))
 
 
 def from_numpy(array: Any) -> Any:

@@ -5,7 +5,9 @@ import functools
 import shutil
 from typing import Any
 
-from xamt.libraries.base import ClassNamespace, LibraryAdapter, MethodOwner, ParamSpec, resolve_ref
+from xamt.libraries.base import (
+    ClassNamespace, LibraryAdapter, MethodOwner, ParamSpec, resolve_ref, same_dtype_names,
+)
 
 __all__ = [
     "adapter", "from_numpy", "to_numpy", "dtype", "devices", "call_with_out", "call_compiled",
@@ -13,12 +15,7 @@ __all__ = [
 ]
 
 # torch dtype attribute name -> numpy dtype name
-_DTYPES = {
-    "bool": "bool", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
-    "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
-    "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64",
-    "complex64": "complex64", "complex128": "complex128",
-}
+_DTYPES = same_dtype_names()
 
 #: Tensor methods that are autograd/storage/device plumbing or conversions, not operations
 _METHOD_PLUMBING = frozenset({
