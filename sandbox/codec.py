@@ -21,6 +21,7 @@ Runs under other interpreters too (numpy and msgpack needed, ml_dtypes optional)
 """
 from __future__ import annotations
 
+import functools
 import struct
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -193,9 +194,14 @@ class _Encoder:
     Packers are expensive to create, so each encoder keeps one per nesting depth (a Packer is
     not re-entrant, and tuples pack their items with a nested call). Encoders are reused per
     thread (see :func:`_encoder`), with the state reset for every value.
+
+    msgpack calls :meth:`default` for every object it does not pack itself (``strict_types``:
+    also for subclasses of the types it knows). The handler depends only on the object's type,
+    so it is looked up in a per-encoder table filled on first sight of each type
+    (:meth:`_classify`): one dictionary lookup per object instead of a chain of tests.
     """
 
-    __slots__ = ("oob", "tensors", "buffers", "tensor_info", "header", "_packers", "_depth")
+    __slots__ = ("oob", "tensors", "buffers", "tensor_info", "header", "_packers", "_depth", "_handlers")
 
     def __init__(self, oob: bool, tensors: bool) -> None:
         self.header = b""
@@ -205,6 +211,16 @@ class _Encoder:
         self.tensor_info: List[list] = []
         self._packers: List[msgpack.Packer] = []
         self._depth = 0
+        self._handlers: Dict[type, Callable[[Any], Any]] = {
+            np.ndarray: self.array,
+            tuple: self._tuple,
+            int: self._bigint,  # a plain int reaches default only outside msgpack's 64-bit range
+            complex: self._complex,
+            _TensorsSeen: self._tensors_seen,
+            Ref: self._ref,
+            slice: self._slice,
+            type(Ellipsis): self._ellipsis,
+        }
 
     def reset(self) -> None:
         self.header = b""
@@ -227,82 +243,132 @@ class _Encoder:
         finally:
             self._depth = depth
 
+    def default(self, obj: Any) -> Any:
+        handler = self._handlers.get(type(obj))
+        if handler is None:
+            handler = self._classify(type(obj))
+        return handler(obj)
+
+    def _classify(self, t: type) -> Callable[[Any], Any]:
+        """The handler for objects of type ``t`` (cached). Subclasses become their base type
+        (what a handler returns is not passed to :meth:`default` again)."""
+        handler: Optional[Callable[[Any], Any]] = None
+        if issubclass(t, np.generic):
+            handler = self._scalar
+        elif issubclass(t, np.dtype):
+            handler = self._dtype
+        elif issubclass(t, np.ndarray):  # subclasses (np.matrix; masked arrays lose their extras)
+            handler = self._array_subclass
+        else:
+            for base, convert in _BASE_TYPES:
+                if issubclass(t, base):
+                    handler = self._tuple if base is tuple else convert
+                    break
+        if handler is None and self.tensors:
+            converter = TENSOR_CONVERTERS.get(t.__module__.partition(".")[0])
+            if converter is not None:
+                handler = functools.partial(self._tensor, converter)
+        if handler is None:
+            handler = self._refuse
+        if len(self._handlers) < 1024:
+            self._handlers[t] = handler
+        return handler
+
     def array(self, a: np.ndarray) -> msgpack.ExtType:
         dtype = a.dtype
+        ndim = a.ndim
+        prefix = _c_prefix_cache.get((dtype, ndim))  # only native or byte-order-free dtypes
+        if prefix is not None and a.flags.c_contiguous:
+            head = prefix + _SHAPES[ndim].pack(*a.shape)
+            if self.oob and a.nbytes > INLINE_LIMIT:
+                self.buffers.append(memoryview(a.reshape(-1).view(np.uint8) if dtype.itemsize else a))
+                return _ext(_ExtType, (EXT_ARRAY_OOB, head + _U32.pack(len(self.buffers) - 1)))
+            return _ext(_ExtType, (EXT_ARRAY, head + a.tobytes()))
         if dtype.byteorder == ">":
             a = a.astype(dtype.newbyteorder("<"))
         fortran = False
         if not a.flags.c_contiguous:
-            if a.flags.f_contiguous and a.ndim > 1:
+            if a.flags.f_contiguous and ndim > 1:
                 fortran = True
             else:
                 a = np.ascontiguousarray(a)
-        key = (dtype, a.ndim, fortran)
+        key = (dtype, ndim, fortran)
         prefix = _prefix_cache.get(key)
         if prefix is None:
             code = dtype_code(dtype).encode()
-            prefix = _prefix_cache[key] = _ARRAY_HEAD.pack(fortran, a.ndim, len(code)) + code
-        head = prefix + _SHAPES[a.ndim].pack(*a.shape)
+            prefix = _prefix_cache[key] = _ARRAY_HEAD.pack(fortran, ndim, len(code)) + code
+            if not fortran and dtype.byteorder != ">":
+                _c_prefix_cache[(dtype, ndim)] = prefix
+        head = prefix + _SHAPES[ndim].pack(*a.shape)
         if self.oob and a.nbytes > INLINE_LIMIT:
             flat = a.reshape(-1, order="F" if fortran else "C")
             self.buffers.append(memoryview(flat.view(np.uint8) if flat.dtype.itemsize else flat))
-            return msgpack.ExtType(EXT_ARRAY_OOB, head + _U32.pack(len(self.buffers) - 1))
-        return msgpack.ExtType(EXT_ARRAY, head + a.tobytes(order="F" if fortran else "C"))
+            return _ext(_ExtType, (EXT_ARRAY_OOB, head + _U32.pack(len(self.buffers) - 1)))
+        return _ext(_ExtType, (EXT_ARRAY, head + a.tobytes(order="F" if fortran else "C")))
 
-    def default(self, obj: Any) -> Any:
-        t = type(obj)
-        if t is np.ndarray:
-            return self.array(obj)
-        if t is tuple:
-            return msgpack.ExtType(EXT_TUPLE, self.pack(list(obj)))
-        if isinstance(obj, np.generic):
-            code = dtype_code(obj.dtype).encode()
-            scalar = np.asarray(obj)
-            if scalar.dtype.byteorder == ">":
-                scalar = scalar.astype(scalar.dtype.newbyteorder("<"))
-            return msgpack.ExtType(EXT_SCALAR, bytes((len(code),)) + code + scalar.tobytes())
-        if t is int:  # only reached for ints outside msgpack's 64-bit range
-            return msgpack.ExtType(EXT_BIGINT, str(obj).encode())
-        if t is complex:
-            return msgpack.ExtType(EXT_COMPLEX, _COMPLEX.pack(obj.real, obj.imag))
-        if obj is TENSORS_SEEN:
-            return list(self.tensor_info)
-        if t is Ref:
-            return msgpack.ExtType(EXT_REF, _I64.pack(obj.step))
-        if isinstance(obj, np.dtype):
-            return msgpack.ExtType(EXT_DTYPE, dtype_code(obj).encode())
-        if t is slice:
-            return msgpack.ExtType(EXT_SLICE, self.pack([obj.start, obj.stop, obj.step]))
-        if obj is Ellipsis:
-            return msgpack.ExtType(EXT_ELLIPSIS, b"")
-        # subclasses become their base type (what default returns is not passed to it again)
-        if isinstance(obj, tuple):
-            return msgpack.ExtType(EXT_TUPLE, self.pack(list(obj)))
-        if isinstance(obj, list):
-            return list(obj)
-        if isinstance(obj, dict):
-            return dict(obj)
-        if isinstance(obj, str):
-            return str(obj)
-        if isinstance(obj, (bytes, bytearray, memoryview)):
-            return bytes(obj)
-        if isinstance(obj, bool):
-            return bool(obj)
-        if isinstance(obj, int):
-            return int(obj)
-        if isinstance(obj, float):
-            return float(obj)
-        if isinstance(obj, np.ndarray):  # ndarray subclasses (np.matrix, masked arrays lose extras)
-            return self.array(np.asarray(obj))
-        if self.tensors:
-            converter = TENSOR_CONVERTERS.get(t.__module__.partition(".")[0])
-            if converter is not None:
-                converted = converter(obj)
-                if converted is not None:
-                    array, kind, device, dtype_name = converted
-                    self.tensor_info.append([len(self.tensor_info), kind, device, dtype_name])
-                    return self.array(np.asarray(array))
+    # handlers by type (see _classify)
+
+    def _array_subclass(self, obj: np.ndarray) -> msgpack.ExtType:
+        return self.array(np.asarray(obj))
+
+    def _tuple(self, obj: tuple) -> msgpack.ExtType:
+        return _ext(_ExtType, (EXT_TUPLE, self.pack(list(obj))))
+
+    def _scalar(self, obj: np.generic) -> msgpack.ExtType:
+        code = dtype_code(obj.dtype).encode()
+        scalar = np.asarray(obj)
+        if scalar.dtype.byteorder == ">":
+            scalar = scalar.astype(scalar.dtype.newbyteorder("<"))
+        return _ext(_ExtType, (EXT_SCALAR, bytes((len(code),)) + code + scalar.tobytes()))
+
+    def _bigint(self, obj: int) -> msgpack.ExtType:
+        return _ext(_ExtType, (EXT_BIGINT, str(obj).encode()))
+
+    def _complex(self, obj: complex) -> msgpack.ExtType:
+        return _ext(_ExtType, (EXT_COMPLEX, _COMPLEX.pack(obj.real, obj.imag)))
+
+    def _tensors_seen(self, obj: Any) -> list:
+        return list(self.tensor_info)
+
+    def _ref(self, obj: Ref) -> msgpack.ExtType:
+        return _ext(_ExtType, (EXT_REF, _I64.pack(obj.step)))
+
+    def _dtype(self, obj: np.dtype) -> msgpack.ExtType:
+        return _ext(_ExtType, (EXT_DTYPE, dtype_code(obj).encode()))
+
+    def _slice(self, obj: slice) -> msgpack.ExtType:
+        return _ext(_ExtType, (EXT_SLICE, self.pack([obj.start, obj.stop, obj.step])))
+
+    def _ellipsis(self, obj: Any) -> msgpack.ExtType:
+        return _ext(_ExtType, (EXT_ELLIPSIS, b""))
+
+    def _tensor(self, converter: Callable[[Any], Optional[Tuple[np.ndarray, str, str, str]]], obj: Any) -> msgpack.ExtType:
+        converted = converter(obj)
+        if converted is None:  # e.g. torch.dtype: of the library, not a tensor
+            self._refuse(obj)
+        array, kind, device, dtype_name = converted  # type: ignore[misc]
+        self.tensor_info.append([len(self.tensor_info), kind, device, dtype_name])
+        if type(array) is not np.ndarray:
+            array = np.asarray(array)
+        return self.array(array)
+
+    @staticmethod
+    def _refuse(obj: Any) -> Any:
         raise EncodeError(f"cannot encode an object of type {_type_name(obj)}")
+
+
+#: ExtType is a namedtuple whose ``__new__`` checks its arguments in Python (a third of the cost of
+#: encoding a small array); the codes and bytes made here are valid, so the tuple is built directly
+_ext = tuple.__new__
+_ExtType = msgpack.ExtType
+#: ``_prefix_cache`` entries for C-ordered arrays whose dtype needs no byte swap, keyed (dtype, ndim)
+_c_prefix_cache: Dict[Tuple[np.dtype, int], bytes] = {}
+#: subclasses of the types msgpack packs natively, turned into those types (in this order: bool
+#: before int, since a bool is an int)
+_BASE_TYPES: Tuple[Tuple[type, Callable[[Any], Any]], ...] = (
+    (tuple, tuple), (list, list), (dict, dict), (str, str), (bytes, bytes), (bytearray, bytes),
+    (memoryview, bytes), (bool, bool), (int, int), (float, float),
+)
 
 
 def _new_packer(default: Callable[[Any], Any]) -> msgpack.Packer:
@@ -468,16 +534,19 @@ def _make_ext_hook(buffers: Optional[List[memoryview]], fallback: bool = False) 
                 (index,) = _U32.unpack_from(data, offset)
                 if buffers is None or index >= len(buffers):
                     raise DecodeError(f"out-of-band buffer {index} missing")
-                flat = np.frombuffer(buffers[index], dtype=dtype)  # a view: no copy
+                flat = _frombuffer(buffers[index], dtype)  # a view: no copy
             else:
-                # a private copy, so the array is writable (frombuffer on bytes is read-only)
-                flat = np.frombuffer(data, dtype=dtype, offset=offset).copy()
+                # a private copy, so the array is writable (frombuffer on bytes is read-only);
+                # positional arguments: numpy parses keywords slowly
+                flat = _frombuffer(data, dtype, -1, offset).copy()
+            if order == "C":
+                return flat if len(shape) == 1 and flat.shape == shape else flat.reshape(shape)
             return flat.reshape(shape, order=order)
         if code == EXT_TUPLE:
             return tuple(unpack(data))
         if code == EXT_SCALAR:
             clen = data[0]
-            return np.frombuffer(data, dtype=dtype_from_code(data[1:1 + clen].decode()), offset=1 + clen)[0]
+            return _frombuffer(data, dtype_from_code(data[1:1 + clen].decode()), -1, 1 + clen)[0]
         if code == EXT_COMPLEX:
             return complex(*_COMPLEX.unpack(data))
         if code == EXT_BIGINT:
@@ -493,6 +562,11 @@ def _make_ext_hook(buffers: Optional[List[memoryview]], fallback: bool = False) 
         raise DecodeError(f"unknown msgpack extension type {code}")
 
     return safe_hook if fallback else hook
+
+
+_frombuffer = np.frombuffer
+#: hooks for values without out-of-band buffers (most packets), made once: (strict, fallback)
+_HOOKS_NO_BUFFERS = (_make_ext_hook(None), _make_ext_hook(None, True))
 
 
 class _Undecodable:
@@ -524,11 +598,9 @@ def decode_packet(header: Any, buffers: Optional[List[memoryview]] = None, *, ex
     ``ext_fallback`` an extension value that cannot be decoded becomes :data:`UNDECODABLE`
     instead of an error.
     """
+    hook = _make_ext_hook(buffers, ext_fallback) if buffers else _HOOKS_NO_BUFFERS[ext_fallback]
     try:
-        return msgpack.unpackb(
-            header, ext_hook=_make_ext_hook(buffers, ext_fallback), raw=False, strict_map_key=False,
-            unicode_errors="surrogatepass",
-        )
+        return msgpack.unpackb(header, ext_hook=hook, raw=False, strict_map_key=False, unicode_errors="surrogatepass")
     except DecodeError:
         raise
     except (ValueError, TypeError, KeyError, IndexError, struct.error, msgpack.UnpackException) as exc:

@@ -67,7 +67,8 @@ _SOLO_BYTES = 1 << 20         # a task this large travels alone (its frame may n
 _BATCH_BYTES = 4 << 20        # a batch stops growing at this many bytes
 _PIPELINE_BYTES = 64 << 10    # most unanswered bytes queued to a busy worker (< socket buffer)
 _PIPELINE_FRAMES = 4          # most frames queued to a busy worker
-_FIRST_CHUNK, _CHUNK = 64, 128  # run() queues tasks in chunks of these sizes
+_ENCODED_IN_CALLER = 64       # run() encodes this many tasks itself; the manager thread the rest
+_ENCODE_AHEAD = 64            # tasks the manager encodes per turn ahead of need
 _START_FAILURES = 3           # consecutive worker start failures that break the pool
 _ZYGOTE_RESTARTS = 2
 _EXIT_WAIT = 10.0             # seconds to wait for the zygote's exit report after a kill
@@ -77,26 +78,29 @@ class _Group:
     """Tasks of one :meth:`SandboxPool.run` call: the caller sleeps until all are resolved
     (waiting future by future would wake it, and take the GIL from the manager, per result)."""
 
-    __slots__ = ("remaining", "done", "outcomes", "abandoned")
+    __slots__ = ("remaining", "done", "outcomes", "abandoned", "error")
 
     def __init__(self, count: int) -> None:
         self.remaining = count  # decremented by the manager thread only
         self.done = threading.Event()
         self.outcomes: List[Optional[Outcome]] = [None] * count
-        self.abandoned = False  # run() failed while submitting: drop what is still queued
+        self.abandoned = False  # run() failed: drop what is still queued
+        self.error: Optional[BaseException] = None  # a task the manager could not encode
 
 
 class _Pending:
-    """A task on its way: encoded once, possibly run twice (confirmation)."""
+    """A task on its way: encoded once, possibly run twice (confirmation). ``packet`` is None
+    until encoded (tasks of :meth:`SandboxPool.run` past the first few are encoded by the
+    manager thread)."""
 
     __slots__ = ("tid", "task", "packet", "nbytes", "future", "timeout", "started", "confirm_of", "group", "slot")
 
-    def __init__(self, tid: int, task: Task, packet: codec.Packet, future: Optional[Future],
+    def __init__(self, tid: int, task: Task, packet: Optional[codec.Packet], future: Optional[Future],
                  timeout: Optional[float]) -> None:
         self.tid = tid
         self.task = task
         self.packet = packet
-        self.nbytes = packet.nbytes
+        self.nbytes = packet.nbytes if packet is not None else 0
         self.future = future
         self.timeout = timeout
         self.started = False  # its future is marked running
@@ -253,6 +257,7 @@ class SandboxPool:
         self._tids = itertools.count(1)
         self._wids = itertools.count(1)
         self._queue: Deque[_Pending] = collections.deque()
+        self._unencoded: Deque[_Pending] = collections.deque()  # queued without a packet, in order
         self._confirm_q: Deque[_Pending] = collections.deque()
         self._workers: Dict[int, _Worker] = {}
         self._free_dirs: List[str] = []  # emptied directories of dead workers, for new ones
@@ -321,32 +326,28 @@ class SandboxPool:
         ``timeout`` bounds the wait for all of them (``TimeoutError``); the tasks themselves keep
         their own limits. A malformed or unencodable task raises (TaskError, EncodeError) and
         none of this call's tasks that have not started yet will run.
+
+        The first tasks are encoded here, the rest by the pool's manager thread as it feeds the
+        workers (two threads encoding and dispatching at once would fight over the GIL, and the
+        workers would wait for it): arguments must not be changed until ``run`` returns, also
+        when it raised ``TimeoutError`` while tasks were still queued.
         """
         tasks = list(tasks)
         if not tasks:
             return []
         group = _Group(len(tasks))
-        chunk: List[_Pending] = []
-        limit = _FIRST_CHUNK
-        try:
-            # encode and queue in chunks, so the workers start while the rest is encoded
-            for slot, task in enumerate(tasks):
-                p = self._make_pending(task, with_future=False)
-                p.group, p.slot = group, slot
-                chunk.append(p)
-                if len(chunk) >= limit:
-                    self._enqueue(chunk)
-                    chunk, limit = [], _CHUNK
-                    # Yield the GIL: the manager thread feeds the workers, and would otherwise
-                    # wait for this thread's whole switch interval (5 ms) at every turn.
-                    time.sleep(0)
-            if chunk:
-                self._enqueue(chunk)
-        except BaseException:
-            group.abandoned = True  # none of this run's tasks that are still queued will run
-            raise
+        pendings: List[_Pending] = []
+        for slot, task in enumerate(tasks):
+            # a bad task among the first raises before anything is queued; past them, the
+            # manager finds it within a few turns (it encodes ahead) and this call raises then
+            p = self._make_pending(task, with_future=False, encode=slot < _ENCODED_IN_CALLER)
+            p.group, p.slot = group, slot
+            pendings.append(p)
+        self._enqueue(pendings)
         if not group.done.wait(timeout):
             raise TimeoutError(f"{group.remaining} of {len(tasks)} tasks unfinished after {timeout} s")
+        if group.error is not None:
+            raise group.error
         return group.outcomes  # type: ignore[return-value]
 
     def close(self, wait: bool = True) -> None:
@@ -374,17 +375,20 @@ class SandboxPool:
     # ------------------------------------------------------------------------------------------
     # submission (caller threads)
 
-    def _make_pending(self, task: Task, with_future: bool = True) -> _Pending:
+    def _make_pending(self, task: Task, with_future: bool = True, encode: bool = True) -> _Pending:
         if not isinstance(task, Task):
             raise TaskError(f"expected a sandbox.Task, got {type(task).__name__}")
         tid = next(self._tids)
-        steps, convert, convert_kwargs = task.wire()
-        try:
-            packet = codec.encode_packet([tid, steps, convert, convert_kwargs], where="task")
-        except EncodeError as exc:
-            raise EncodeError(self._locate(task) or str(exc)) from None
+        packet = self._encode_task(tid, task) if encode else None
         timeout = task.timeout if task.timeout is not None else self.timeout
         return _Pending(tid, task, packet, Future() if with_future else None, timeout)
+
+    def _encode_task(self, tid: int, task: Task) -> codec.Packet:
+        steps, convert, convert_kwargs = task.wire()
+        try:
+            return codec.encode_packet([tid, steps, convert, convert_kwargs], where="task")
+        except EncodeError as exc:
+            raise EncodeError(self._locate(task) or str(exc)) from None
 
     @staticmethod
     def _locate(task: Task) -> Optional[str]:
@@ -534,6 +538,7 @@ class SandboxPool:
                     self._resolve(p, self._cancelled(p))
             else:
                 self._queue.extend(incoming)
+                self._unencoded.extend(p for p in incoming if p.packet is None)
         if cancel:
             if self._cancel_deadline is None:
                 self._begin_cancel()
@@ -546,9 +551,14 @@ class SandboxPool:
                 return False
         elif stopping and not self._queue and not self._confirm_q and not self._workers_busy():
             return False
+        wait = None
         if not cancel and not self._broken:
             self._dispatch()
-        for key, _ in self._selector.select(self._next_timer(time.monotonic())):
+            if self._unencoded and not self._encode_ahead():
+                wait = 0.0  # more to encode: look at the sockets, then come back to it
+        if wait is None:
+            wait = self._next_timer(time.monotonic())
+        for key, _ in self._selector.select(wait):
             kind, worker = key.data
             if kind == "wake":
                 self._drain_wake()
@@ -559,6 +569,32 @@ class SandboxPool:
             elif kind == "zygote":
                 self._read_zygote()
         self._check_timers(time.monotonic())
+        return True
+
+    def _encode_ahead(self) -> bool:
+        """Encode a few queued tasks ahead of need (so that an unencodable one fails its run()
+        early); True when none is left to encode."""
+        done = 0
+        while self._unencoded and done < _ENCODE_AHEAD:
+            p = self._unencoded.popleft()
+            if p.packet is None and not (p.group is not None and p.group.abandoned):
+                self._encode_pending(p)
+                done += 1
+        return not self._unencoded
+
+    def _encode_pending(self, p: _Pending) -> bool:
+        """Encode a task that run() left to this thread; on failure, fail its run() call (its
+        tasks still queued are dropped unrun, this one included) and return False."""
+        try:
+            p.packet = self._encode_task(p.tid, p.task)
+        except Exception as exc:  # EncodeError, or a failing __len__/__iter__ of an argument
+            group = p.group
+            if group is not None and not group.abandoned:
+                group.error = exc
+                group.abandoned = True
+                group.done.set()
+            return False
+        p.nbytes = p.packet.nbytes
         return True
 
     def _drain_wake(self) -> None:
@@ -679,6 +715,8 @@ class SandboxPool:
                         self._queue.popleft()  # cancelled by its submitter
                         continue
                     p.started = True
+                if p.packet is None and not self._encode_pending(p):
+                    continue  # its run() call failed: dropped as abandoned on the next turn
                 if (size + p.nbytes > budget or p.nbytes > _SOLO_BYTES) and (batch or w.state == _BUSY):
                     break
                 batch.append(self._queue.popleft())
@@ -1128,6 +1166,7 @@ class SandboxPool:
             self._resolve(p, self._cancelled(p))
         self._queue.clear()
         self._confirm_q.clear()
+        self._unencoded.clear()
         for w in list(self._workers.values()):
             if w.inflight:
                 self._begin_kill(w, "cancel")
@@ -1153,6 +1192,7 @@ class SandboxPool:
             w.inflight.clear()
         self._queue.clear()
         self._confirm_q.clear()
+        self._unencoded.clear()
         for p in pendings:
             self._resolve(p, self._cancelled(p, reason, error_type))
 

@@ -176,9 +176,11 @@ class CaptureStream(io.TextIOBase):
             os.write(self._fd, tail)
 
     def take_tail(self) -> str:
-        """The task's output tail; empties the file for the next task (one fstat when silent)."""
+        """The task's output tail; empties the file for the next task (one lseek when silent:
+        the file is opened O_APPEND, so its offset does not matter, and lseek is the cheapest
+        way to learn its size)."""
         self._written = 0
-        size = os.fstat(self._fd).st_size
+        size = os.lseek(self._fd, 0, os.SEEK_END)
         if not size:
             return ""
         start = max(0, size - self._keep)
