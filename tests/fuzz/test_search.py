@@ -71,3 +71,25 @@ def test_costly_groups_get_a_time_share_not_an_iteration_share():
 def test_seeds_can_be_skipped():
     s = Search({"a": [1, 2]}, mutate=lambda k, p, r: p + 10, seed=0, run_seeds=False)
     assert all(x > 10 for _, x in s.next_batch(5))
+
+
+def test_known_divergences_do_not_hold_the_budget():
+    # "stuck" keeps showing one divergence it already reported; "fresh" keeps finding new ones
+    s = Search({"stuck": [0], "fresh": [0]}, mutate=lambda k, p, r: p + 1, seed=0, run_seeds=False)
+    seen, fresh_sigs = set(), iter(range(10**6))
+    for _ in range(100):
+        for key, x in s.next_batch(8):
+            sig = "one" if key == "stuck" else next(fresh_sigs)
+            novel = (key, sig) not in seen
+            seen.add((key, sig))
+            s.report(key, x, 1e6, novel=novel)
+    assert s.state("fresh").iterations > 3 * s.state("stuck").iterations
+    # a known divergence is a weak parent: it stays in the corpus below a new one
+    fits = [f for f, _ in s.state("stuck").corpus.entries]
+    assert max(fits) > 5 * sorted(fits)[-2] or len(fits) == 1
+
+
+def test_novelty_is_optional_and_plain_reports_behave_as_before():
+    s = Search({"g": [0.0]}, mutate=lambda k, p, r: p, seed=0, run_seeds=False)
+    s.report("g", 1.0, 10.0)
+    assert s.state("g").gain == pytest.approx(fitness(10.0))

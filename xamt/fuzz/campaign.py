@@ -268,8 +268,11 @@ class _Fuzzer:
                                     members=[{"library": m.library, "api": m.qualname} for m in g.members])
 
     # -- judging ---------------------------------------------------------------------------
-    def judge(self, run: Any) -> float:
-        """Signals and dispersion of one group run; queues new divergences for triage."""
+    def judge(self, run: Any) -> tuple[float, bool | None]:
+        """Signals and dispersion of one group run; queues new divergences for triage.
+
+        Returns the dispersion and whether the run showed a divergence not seen before
+        (None: no divergence; False: only known ones)."""
         group = run.group
         results = run.results
         key = group.key
@@ -278,25 +281,27 @@ class _Fuzzer:
         nondet = {i for i, mi in enumerate(run.members) if group.member_info[mi].nondeterministic}
         ok = [i for i, r in enumerate(results) if r.ok and i not in nondet]
         dispersion = 0.0
+        news: list[bool] = []
         if group.equivalence == "value" and len(ok) >= 2:
             agree = self._agreement[key]
             outs = [results[i].value for i in ok]
             flags, dispersion = agree.assess(outs)
             if not all(flags):
                 bad = [ok[j] for j, f in enumerate(flags) if not f]
-                self._candidate(run, "value", bad[0], "outputs differ beyond the tolerance")
+                news.append(self._candidate(run, "value", bad[0], "outputs differ beyond the tolerance"))
         for s in signals:
             if s.kind in (SignalKind.CRASH, SignalKind.INTERNAL, SignalKind.STATUS):
-                self._candidate(run, s.kind, s.member, s.why)
+                news.append(self._candidate(run, s.kind, s.member, s.why))
         # a status divergence is as far apart as members can be
         if any(s.kind in (SignalKind.STATUS, SignalKind.CRASH, SignalKind.INTERNAL) for s in signals):
             dispersion = max(dispersion, 1e6)
         self.dispersions[key].append(float(dispersion) if np.isfinite(dispersion) else 1e12)
         if len(self.dispersions[key]) > 400:
             del self.dispersions[key][:200]
-        return float(dispersion)
+        return float(dispersion), (any(news) if news else None)
 
-    def _candidate(self, run: Any, kind: Any, member: int, why: str) -> None:
+    def _candidate(self, run: Any, kind: Any, member: int, why: str) -> bool:
+        """Queue a divergence for triage; False when the same one was seen before."""
         values = run.values or {}
         cand = Candidate(group=run.group, input=run.item.input, values=values,
                          members=list(run.members), results=list(run.results), kind=kind,
@@ -308,10 +313,11 @@ class _Fuzzer:
             if seen["finding"] is not None:
                 self.store.execute("UPDATE findings SET hits = hits + 1, last_seen=? WHERE id=?",
                                    (time.time(), seen["finding"]))
-            return
+            return False
         self.seen[pk] = {"finding": None, "outcome": "pending", "hits": 1}
         self.candidates += 1
         self.pending.append(cand)
+        return True
 
     def triage_some(self, deadline: float, elapsed: float) -> None:
         """Triage queued candidates while triage stays within its share of the time."""
@@ -357,8 +363,8 @@ class _Fuzzer:
                 runs = self.executor.run([ExecItem(self.groups[k], inp, tag=k) for k, inp in batch])
                 touched = set()
                 for (key, inp), run in zip(batch, runs):
-                    d = self.judge(run)
-                    self.search.report(key, inp, d, cost=sum(r.duration_s for r in run.results))
+                    d, novel = self.judge(run)
+                    self.search.report(key, inp, d, cost=sum(r.duration_s for r in run.results), novel=novel)
                     if all(r.status == "skipped" for r in run.results):
                         self.search.retire(key)
                     touched.add(key)

@@ -17,6 +17,12 @@ draw from the group's seeds (no corpus), which is the ablation baseline
 
 Nothing here knows what an input is: the caller supplies ``mutate(parent, rng)`` and the
 ``fresh(rng)`` draw; inputs are opaque objects.
+
+Novelty: the fuzzer wants *distinct* divergences, and an input whose divergence was already found
+(same group, class, outlier and input signature) would otherwise keep the top fitness forever and
+pull every later mutation back to what is known. So the caller says whether a divergence is new:
+a known one enters the corpus at a fraction of its fitness and adds no gain; a new one adds a
+novelty bonus to the group's gain, so groups that keep yielding new divergences keep their budget.
 """
 from __future__ import annotations
 
@@ -42,6 +48,10 @@ GAIN_CAP = 20.0
 COST_FLOOR = 0.002
 #: weight of the newest sample in a group's moving-average cost
 COST_ALPHA = 0.3
+#: share of its fitness that an input keeps in the corpus when its divergence was already found
+KNOWN_FACTOR = 0.1
+#: gain a group earns for a divergence not seen before
+NOVELTY_BONUS = 2.0
 
 
 def fitness(dispersion: float) -> float:
@@ -170,8 +180,13 @@ class Search(Generic[T]):
                 batch.append((key, self._mutate(key, parent, self.rng)))
         return batch
 
-    def report(self, key: Hashable, item: T, dispersion: float, cost: float | None = None) -> None:
-        """Feed back the dispersion the group showed on ``item`` (and the seconds it took)."""
+    def report(self, key: Hashable, item: T, dispersion: float, cost: float | None = None,
+               novel: bool | None = None) -> None:
+        """Feed back the dispersion the group showed on ``item`` (and the seconds it took).
+
+        ``novel``: None when ``item`` showed no divergence, True when it showed one not seen
+        before, False when its divergence was already known (see the module docstring).
+        """
         st = self.groups[key]
         st.iterations += 1
         if cost is not None and cost == cost:
@@ -181,10 +196,16 @@ class Search(Generic[T]):
             st.best_dispersion = max(st.best_dispersion, dispersion if dispersion == dispersion else FITNESS_CAP)
             return
         fit = fitness(dispersion)
+        if novel is False:  # what this input shows is known: a weak parent, no gain
+            st.corpus.add(item, KNOWN_FACTOR * fit)
+            return
         improvement = fit - fitness(st.best_dispersion)
         if improvement > 0:
-            st.gain = min(GAIN_CAP, st.gain + improvement)
+            st.gain += improvement
             st.best_dispersion = dispersion if dispersion == dispersion else FITNESS_CAP
+        if novel:
+            st.gain += NOVELTY_BONUS
+        st.gain = min(GAIN_CAP, st.gain)
         st.corpus.add(item, fit)
 
     def retire(self, key: Hashable) -> None:
