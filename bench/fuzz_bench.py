@@ -9,8 +9,15 @@ with fresh values, same shapes and dtypes, as Xamt++'s fuzz states are) run thro
 * ``sandbox``: Xamt's campaign path — :class:`~xamt.groups.execute.GroupExecutor` over a
   :class:`sandbox.SandboxPool` with ``--workers`` forked workers, every call isolated.
 
-Both are warmed up first (``--warmup`` untimed rounds, so library start-up and JIT compilation of each
-shape are not what is measured), then timed over ``--rounds`` rounds; the table shows medians.
+Both are warmed up first (untimed rounds until a round's CPU time per group-iteration is within
+10 % of the previous one, at most ``--warmup`` rounds, so library start-up and each worker's JIT
+compilation of each shape are not what is measured). The timed rounds then alternate between
+the two loops (sandbox first in even rounds, in-process first in odd ones), so a burst of load
+from other processes hits both alike; the table shows medians of wall-clock group-iterations per
+second and of CPU microseconds per group-iteration (this process plus the pool's processes,
+which on a shared machine is the steadier measure). The in-process loop runs ops in this
+process while the pool is alive; that is safe because the pool's zygote is a separate
+interpreter started before, not a fork of this one.
 Writes ``bench/results/fuzz.json``.
 
     python bench/fuzz_bench.py --out xamt-out [--workers 2] [--rounds 3] [--relations cross_library]
@@ -20,6 +27,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import platform
 import statistics
 import sys
@@ -81,13 +89,38 @@ def sandboxed(items, executor):
     return time.perf_counter() - start
 
 
+def _children_cpu() -> float:
+    """CPU seconds of this process's live descendants (the pool's zygote and workers)."""
+    import psutil
+
+    total = 0.0
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            t = proc.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:  # exited meanwhile
+            pass
+    return total
+
+
+def measured(loop, items, pool) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (this process, plus the pool's when ``pool`` is given)."""
+    kids = _children_cpu() if pool is not None else 0.0
+    cpu, wall = time.process_time(), time.perf_counter()
+    loop(items)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    if pool is not None:
+        cpu += max(0.0, _children_cpu() - kids)
+    return wall, cpu
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="xamt-out", help="output folder holding the store with the registry")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--warmup", type=int, default=3,
-                    help="untimed rounds first (each worker compiles each shape once)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=8,
+                    help="most untimed rounds first (each worker compiles each shape once)")
     ap.add_argument("--per-group", type=int, default=4, help="inputs per group per round")
     ap.add_argument("--relations", default="cross_library", help="comma list, or 'all'")
     ap.add_argument("--max-groups", type=int, default=None)
@@ -120,32 +153,48 @@ def main(argv=None) -> int:
                        timeout=30, confirm=False, max_tasks_per_worker=None,
                        file_size_limit=settings["file_size_limit"])
     executor = GroupExecutor(pool, adapters, timeout=30)
+    for a in adapters.values():  # the in-process loop imports and runs every library here
+        a.prepare_environment()
+    loops = {"sandbox": lambda r: sandboxed(r, executor), "in-process": lambda r: in_process(r, executor)}
+    warm = {}
+    samples: dict[str, list[tuple[float, float]]] = {k: [] for k in loops}
     try:
-        for r in rounds[:args.warmup]:  # warm-up: worker start, imports, JIT per shape and worker
-            sandboxed(r, executor)
-        sb = [n / sandboxed(r, executor) for r in rounds[args.warmup:]]
+        for name, loop in loops.items():  # warm-up: worker start, imports, JIT per shape and worker
+            prev, warm[name] = None, 0
+            for r in rounds[:args.warmup]:
+                _, cpu = measured(loop, r, pool if name == "sandbox" else None)
+                warm[name] += 1
+                if prev is not None and abs(cpu - prev) <= 0.1 * prev:
+                    break
+                prev = cpu
+            print(f"{name}: warm after {warm[name]} rounds", flush=True)
+        for i, r in enumerate(rounds[args.warmup:]):
+            order = list(loops) if i % 2 == 0 else list(reversed(loops))
+            for name in order:
+                wall, cpu = measured(loops[name], r, pool if name == "sandbox" else None)
+                samples[name].append((n / wall, 1e6 * cpu / n))
     finally:
         pool.close()
-    # the in-process loop imports every library into this process (what the sandbox avoids)
-    for a in adapters.values():
-        a.prepare_environment()
-    for r in rounds[:args.warmup]:
-        in_process(r, executor)
-    ip = [n / in_process(r, executor) for r in rounds[args.warmup:]]
-
+    sb = [x for x, _ in samples["sandbox"]]
+    ip = [x for x, _ in samples["in-process"]]
+    cpu_sb = statistics.median(c for _, c in samples["sandbox"])
+    cpu_ip = statistics.median(c for _, c in samples["in-process"])
     med_sb, med_ip = statistics.median(sb), statistics.median(ip)
-    rows = [("in-process (unsandboxed, 1 process)", med_ip, ip),
-            (f"sandbox ({args.workers} workers, every call isolated)", med_sb, sb)]
-    print(f"\n{'loop':48s} {'group-it/s (median)':>20s}   rounds")
-    for name, med, all_ in rows:
-        print(f"{name:48s} {med:20.1f}   {', '.join(f'{x:.1f}' for x in all_)}")
+    rows = [("in-process (unsandboxed, 1 process)", med_ip, cpu_ip, ip),
+            (f"sandbox ({args.workers} workers, every call isolated)", med_sb, cpu_sb, sb)]
+    print(f"\n{'loop':48s} {'group-it/s (median)':>20s} {'CPU us/it':>10s}   rounds (group-it/s)")
+    for name, med, cpu, all_ in rows:
+        print(f"{name:48s} {med:20.1f} {cpu:10.0f}   {', '.join(f'{x:.1f}' for x in all_)}")
     print(f"\nsandbox / in-process: {med_sb / med_ip:.2f}x;  sandbox vs Xamt++'s reported "
-          f"{XAMTPP_REFERENCE:.0f}/s: {med_sb / XAMTPP_REFERENCE:.2f}x (not measured here)")
+          f"{XAMTPP_REFERENCE:.0f}/s: {med_sb / XAMTPP_REFERENCE:.2f}x (not measured here); "
+          f"load average {os.getloadavg()[0]:.1f}")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps({
         "groups": len(groups), "relations": args.relations, "iterations_per_round": n,
         "rounds": args.rounds, "workers": args.workers,
-        "in_process_it_s": ip, "sandbox_it_s": sb,
+        "in_process_it_s": ip, "sandbox_it_s": sb, "warmup_rounds": warm,
+        "median_cpu_us_per_it": {"in_process": cpu_ip, "sandbox": cpu_sb},
+        "load_average_after": list(os.getloadavg()),
         "median_in_process_it_s": med_ip, "median_sandbox_it_s": med_sb,
         "ratio_sandbox_over_in_process": med_sb / med_ip,
         "xamtpp_reference_it_s": XAMTPP_REFERENCE,
