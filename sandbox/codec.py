@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import struct
 import threading
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import msgpack
 import numpy as np
@@ -435,15 +435,18 @@ def _encode(obj: Any, oob: bool, tensors: bool, where: str, buffers: Optional[Li
     return enc
 
 
+_NONE: Tuple[Any, ...] = ()  # an empty sequence that costs the garbage collector nothing
+
+
 class Packet:
     """An encoded value: msgpack ``header`` plus out-of-band ``buffers`` (views, not copies)."""
 
     __slots__ = ("header", "buffers", "tensors", "_framed")
 
-    def __init__(self, header: bytes, buffers: List[memoryview], tensors: Optional[List[list]] = None) -> None:
+    def __init__(self, header: bytes, buffers: Sequence[memoryview], tensors: Optional[Sequence[list]] = None) -> None:
         self.header = header
         self.buffers = buffers
-        self.tensors = tensors or []
+        self.tensors = tensors or _NONE
         self._framed: Optional[bytes] = None
 
     def framed(self) -> bytes:
@@ -455,6 +458,8 @@ class Packet:
 
     @property
     def nbytes(self) -> int:
+        if not self.buffers:
+            return len(self.header)
         return len(self.header) + sum(b.nbytes for b in self.buffers)
 
 
@@ -465,7 +470,9 @@ def encode_packet(obj: Any, *, tensors: bool = False, where: str = "value") -> P
     ``Packet.tensors``. Raises :class:`EncodeError` naming the offending part (``where`` prefixes it).
     """
     enc = _encode(obj, True, tensors, where)
-    return Packet(enc.header, enc.buffers, enc.tensor_info)
+    # empty lists are not kept: every object a packet holds is one more for the garbage
+    # collector to track while the task waits (thousands, for a large run())
+    return Packet(enc.header, enc.buffers or _NONE, enc.tensor_info or _NONE)
 
 
 class PacketGroup:

@@ -46,7 +46,7 @@ from .errors import (
     ConfigError, DecodeError, EncodeError, PoolClosedError, ProtocolError, TaskError, WorkerStartError,
     ZygoteError,
 )
-from .outcome import CONFIRMABLE, Outcome, Status, Task, TensorInfo
+from .outcome import CONFIRMABLE, Outcome, Status, Task, TensorInfo, returned_outcome
 from .worker import PROGRESS_FILE, PROGRESS_SIZE, STDERR_FILE, STDOUT_FILE, ProgressPage, read_tail
 from .zygote import THREAD_ENV
 
@@ -155,6 +155,23 @@ class _Worker:
         count, started_at = self.progress.read()
         index = count - self.reported - 1
         return (index if index < len(self.inflight) else len(self.inflight) - 1), started_at
+
+
+_TENSOR_INFOS: Dict[Tuple[Any, ...], Tuple[TensorInfo, ...]] = {}
+
+
+def _tensor_infos(tensors: List[List[Any]]) -> Tuple[TensorInfo, ...]:
+    """``Outcome.tensors`` from a result's list; the common one-tensor tuples are shared
+    (immutable), not made anew for every result."""
+    if len(tensors) != 1:
+        return tuple(map(TensorInfo._make, tensors))
+    key = tuple(tensors[0])
+    infos = _TENSOR_INFOS.get(key)
+    if infos is None:
+        infos = (TensorInfo._make(key),)
+        if len(_TENSOR_INFOS) < 4096:
+            _TENSOR_INFOS[key] = infos
+    return infos
 
 
 def _check_positive(name: str, value: Any, *, allow_none: bool, integer: bool, minimum: float = 0) -> None:
@@ -855,12 +872,9 @@ class SandboxPool:
                 worker_pid=w.pid, task=p.task,
             )
         else:
-            outcome = Outcome(
-                status=_STATUSES[status], value=value, error_type=error_type, error_message=error_message,
-                traceback=trace, failed_step=failed_step, stdout_tail=stdout, stderr_tail=stderr,
-                duration_s=duration, max_rss_bytes=rss, worker_pid=w.pid,
-                tensors=tuple(map(TensorInfo._make, tensors)) if tensors else (), task=p.task,
-            )
+            outcome = returned_outcome(_STATUSES[status], value, error_type, error_message, trace, failed_step,
+                                       stdout, stderr, duration, rss, w.pid,
+                                       _tensor_infos(tensors) if tensors else (), p.task)
             if outcome.status is _OOM:
                 w.retire_after = True  # a worker that hit its limit may be fragmented: replace it
         if not w.inflight and w.state == _BUSY:

@@ -98,3 +98,17 @@ def test_death_status_rules():
 def test_signal_names():
     assert signal_name(11) == "SIGSEGV" and signal_name(7) == "SIGBUS" and signal_name(8) == "SIGFPE"
     assert signal_name(200) == "SIG200"
+
+
+def test_returned_outcome_fills_the_fields_it_names():
+    """The pool's positional constructor must follow the field order of Outcome."""
+    from sandbox.outcome import TensorInfo, returned_outcome
+
+    task = Task("numpy:add", (1, 2))
+    tensors = (TensorInfo(0, "torch.Tensor", "cpu", "torch.float32"),)
+    fast = returned_outcome(Status.RAISED, 3, "ValueError", "bad", "tb", 1, "out", "err", 0.5, 1024, 77, tensors, task)
+    slow = Outcome(status=Status.RAISED, value=3, error_type="ValueError", error_message="bad", traceback="tb",
+                   failed_step=1, stdout_tail="out", stderr_tail="err", duration_s=0.5, max_rss_bytes=1024,
+                   worker_pid=77, tensors=tensors, task=task)
+    assert fast == slow and fast.task is task
+    assert fast.signal is None and fast.exit_code is None and fast.confirmed is None and fast.confirm_status is None
