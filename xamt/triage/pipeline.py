@@ -131,6 +131,26 @@ class Candidate:
         return (self.group.key, str(getattr(self.kind, "value", self.kind)), api, self.signature)
 
 
+def load_call_order(path: str | Path | None = None) -> tuple[str, ...]:
+    """``[reference] call_order`` of ``triage.toml``: call styles, plainest first.
+
+    Raises:
+        DataFileError: the file is unreadable or names a call style that does not exist.
+    """
+    from xamt.datafiles import read_toml
+    from xamt.errors import DataFileError
+    from xamt.matching.model import CALL_STYLES
+
+    data, where, _ = read_toml("triage.toml", path)
+    order = data.get("reference", {}).get("call_order")
+    if not isinstance(order, list) or not all(isinstance(c, str) for c in order):
+        raise DataFileError(f"{where}: [reference] call_order must be a list of call styles")
+    unknown = sorted(set(order) - set(CALL_STYLES))
+    if unknown:
+        raise DataFileError(f"{where}: unknown call style(s) {unknown}; known: {list(CALL_STYLES)}")
+    return tuple(order)
+
+
 @dataclass
 class TriageOutcome:
     """What triage made of a candidate: a finding (with evidence blobs) or why not."""
@@ -154,6 +174,8 @@ class Triage:
     minimise_budget: int = 24
     verify_timeout: float = 120.0
     verify: bool = True
+    #: reference preference among call styles inside one library (``triage.toml``)
+    call_order: tuple[str, ...] = field(default_factory=lambda: load_call_order())
     _calls: int = field(default=0, init=False)
 
     # -- helpers ------------------------------------------------------------------------------
@@ -166,9 +188,15 @@ class Triage:
         return Agreement(getattr(group, "tolerance", None) or None)
 
     def _pivot_order(self, group: Any, members: Sequence[int]) -> list[int]:
-        def rank(mi: int) -> tuple[int, int]:
-            ad = self.adapters.get(group.members[mi].library)
-            return (getattr(ad, "pivot_rank", 50), mi)
+        """Members in reference preference: the numpy-like library first, then inside one
+        library the plainest call style (``triage.toml``)."""
+        order = self.call_order
+
+        def rank(mi: int) -> tuple[int, int, int]:
+            m = group.members[mi]
+            ad = self.adapters.get(m.library)
+            style = order.index(m.call) if m.call in order else len(order)
+            return (getattr(ad, "pivot_rank", 50), style, mi)
         return sorted(members, key=rank)
 
     # -- entry point --------------------------------------------------------------------------

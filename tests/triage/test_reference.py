@@ -1,0 +1,39 @@
+"""Which member triage measures the others against when nothing else decides."""
+from types import SimpleNamespace as NS
+
+import pytest
+
+from xamt.errors import DataFileError
+from xamt.oracle import ErrorKinds
+from xamt.triage.pipeline import Triage, load_call_order
+
+
+def triage(tmp_path, adapters=None):
+    return Triage(executor=None, adapters=adapters or {}, kinds=ErrorKinds.load(), out_dir=tmp_path)
+
+
+def test_inside_one_library_the_plainest_call_is_the_reference(tmp_path):
+    # an eager/compiled pair listed compiled-first: the eager call is the reference, so a
+    # divergence is blamed on the compiled one (whichever order the registry lists them in)
+    group = NS(members=[NS(library="jax", call="compiled"), NS(library="jax", call="function")])
+    assert triage(tmp_path)._pivot_order(group, [0, 1]) == [1, 0]
+    module_pair = NS(members=[NS(library="torch", call="module"), NS(library="torch", call="function"),
+                              NS(library="torch", call="out"), NS(library="torch", call="method")])
+    assert triage(tmp_path)._pivot_order(module_pair, [0, 1, 2, 3]) == [1, 3, 0, 2]
+
+
+def test_the_numpy_like_library_still_comes_first(tmp_path):
+    adapters = {"numpy": NS(pivot_rank=0), "jax": NS(pivot_rank=20)}
+    group = NS(members=[NS(library="jax", call="function"), NS(library="numpy", call="compiled")])
+    assert triage(tmp_path, adapters)._pivot_order(group, [0, 1]) == [1, 0]
+
+
+def test_call_order_file_is_checked(tmp_path):
+    assert load_call_order()[0] == "function"
+    bad = tmp_path / "triage.toml"
+    bad.write_text('[reference]\ncall_order = ["function", "jitted"]\n')
+    with pytest.raises(DataFileError, match="jitted"):
+        load_call_order(bad)
+    bad.write_text('[reference]\ncall_order = "function"\n')
+    with pytest.raises(DataFileError, match="list"):
+        load_call_order(bad)
