@@ -29,7 +29,7 @@ import numpy as np
 from xamt.compare import Tolerance, compare_group
 from xamt.findings import FindingClass
 
-__all__ = ["Classification", "classify_value", "LOOSE_TOLERANCE", "flush_subnormals"]
+__all__ = ["Classification", "classify_value", "LOOSE_TOLERANCE", "flush_subnormals", "subnormal_mask"]
 
 #: "agrees under a looser tolerance": the bounds differential fuzzers use in practice
 #: (NNSmith, TitanFuzz: rtol 1e-2, atol 1e-3), see research/anchors.md §4.1.
@@ -55,7 +55,8 @@ def _smallest_normal(dt: np.dtype) -> float | None:
     return float(np.finfo(base).smallest_normal)
 
 
-def _subnormal_mask(a: np.ndarray) -> np.ndarray:
+def subnormal_mask(a: np.ndarray) -> np.ndarray:
+    """Where ``a`` holds subnormal numbers (either part, for complex); all False for ints."""
     tiny = _smallest_normal(a.dtype)
     if tiny is None:
         return np.zeros(a.shape, dtype=bool)
@@ -71,7 +72,7 @@ def flush_subnormals(inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     out = {}
     for k, v in inputs.items():
         a = np.asarray(v)
-        mask = _subnormal_mask(a)
+        mask = subnormal_mask(a)
         if mask.any():
             a = a.copy()
             a[mask] = np.copysign(0, a[mask].astype(np.float64)).astype(a.dtype) if a.dtype.kind == "f" else 0
@@ -141,7 +142,7 @@ def _diffs_within_subnormal_positions(
         differ = (x != r) & ~(np.isnan(x) & np.isnan(r))
     if not differ.any():
         return False
-    masks = [_subnormal_mask(np.asarray(v)) for v in inputs.values() if np.shape(v) == a.shape]
+    masks = [subnormal_mask(np.asarray(v)) for v in inputs.values() if np.shape(v) == a.shape]
     if not masks:
         return False
     sub = np.logical_or.reduce(masks)

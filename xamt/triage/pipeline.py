@@ -54,9 +54,9 @@ def _array_flags(a: np.ndarray) -> str:
             flags += "n"
         if any(np.isinf(p).any() for p in parts):
             flags += "i"
-        from xamt.triage.classify import _subnormal_mask
+        from xamt.triage.classify import subnormal_mask
 
-        if _subnormal_mask(a).any():
+        if subnormal_mask(a).any():
             flags += "s"
         if any(((p == 0) & np.signbit(p)).any() for p in parts):
             flags += "z"
