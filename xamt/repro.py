@@ -6,8 +6,13 @@ compiled or ``out=`` call helper, the output normalisation) is copied into the s
 :mod:`xamt.standalone` from the very functions the fuzzer ran, and every member call is written
 out as the literal library call (``torch.sum(T.from_numpy(V[0]), dim=1)``).
 
+A member placed on a device (``torch.sum@cuda:0``, see :mod:`xamt.fuzz.devices`) gets its
+inputs placed there with its adapter's ``place`` hook and runs inside its ``device_scope``; the
+script first asks the adapter's ``devices`` hook whether this machine has that device.
+
 The script prints each member's result and ends with exit status **1 when the divergence
-reproduces**, 0 when it does not, and 3 when it could not run (a missing library). A crash
+reproduces**, 0 when it does not, and 3 when it could not run (a missing library, or a device
+this machine does not have). A crash
 finding reproduces when the script itself dies from the same signal or runs past its timeout.
 :func:`verify` runs a script in a fresh process and reports whether it reproduced.
 """
@@ -131,13 +136,24 @@ class ReproSpec:
     error_type: str | None = None
 
 
-def _slot_code(slot: int, value: Any, var: str, glue: str, tuple_slot: bool) -> Any:
+def _ref_name(ref: str) -> str:
+    """The name a glue function is found under in its ``G_<library>`` namespace."""
+    return ref.split(":", 1)[1]
+
+
+def _slot_code(slot: int, value: Any, var: str, glue: str, tuple_slot: bool,
+               place: tuple[str, str] | None = None) -> Any:
+    """``place``: ``(place function name, device)`` for a member placed on a device."""
     if tuple_slot and value is not None and not isinstance(value, (tuple, list, np.ndarray)):
-        return (_slot_code(slot, value, var, glue, False),)
+        return (_slot_code(slot, value, var, glue, False, place),)
+
+    def conv(x: str) -> str:
+        return f"{glue}.{place[0]}({glue}.from_numpy({x}), {place[1]!r})" if place else f"{glue}.from_numpy({x})"
+
     if isinstance(value, np.ndarray):
-        return _Code(f"{glue}.from_numpy({var}[{slot}])")
+        return _Code(conv(f"{var}[{slot}]"))
     if isinstance(value, list) and value and all(isinstance(v, np.ndarray) for v in value):
-        return _Code(f"[{glue}.from_numpy(a) for a in {var}[{slot}]]")
+        return _Code(f"[{conv('a')} for a in {var}[{slot}]]")
     if isinstance(value, np.dtype):
         return _Code(f"{glue}.dtype({value.name!r})")
     if value is None or isinstance(value, (bool, int, str)):
@@ -163,7 +179,11 @@ def _call_code(member: Any, adapter: Any, values: Mapping[int, Any], var: str, g
 
     plan = member.plan
     tuple_slots = {a.slot for a in plan.args + plan.init_args if a.slot is not None and a.transform == "tuple"}
-    conv = {s: _slot_code(s, v, var, glue, s in tuple_slots) for s, v in values.items()}
+    place = None
+    if member.device is not None and adapter.placement_ref:
+        glue_fns.add(adapter.placement_ref)
+        place = (_ref_name(adapter.placement_ref), member.device)
+    conv = {s: _slot_code(s, v, var, glue, s in tuple_slots, place) for s, v in values.items()}
     # fixed dtype arguments become the library's dtype (as the worker does)
     fixed = []
     for specs in (plan.args, plan.init_args):
@@ -177,15 +197,21 @@ def _call_code(member: Any, adapter: Any, values: Mapping[int, Any], var: str, g
     target, args, kwargs = member.task(conv)
     if target == f"{_INVOKE}:call_method":
         method, receiver, *rest = args
-        return f"{receiver!r}.{method}({_args_code(rest, kwargs)})"
-    if target == f"{_INVOKE}:call_module":
+        code = f"{receiver!r}.{method}({_args_code(rest, kwargs)})"
+    elif target == f"{_INVOKE}:call_module":
         cls_ref, init_kwargs, *rest = args
-        return f"{_ref_expr(cls_ref, imports)}({_args_code((), init_kwargs)})({_args_code(rest, kwargs)})"
-    if member.via and target == member.via:
+        code = f"{_ref_expr(cls_ref, imports)}({_args_code((), init_kwargs)})({_args_code(rest, kwargs)})"
+    elif member.via and target == member.via:
         glue_fns.add(member.via)
         name = member.via.split(":")[1]
-        return f"{glue}.{name}({_args_code(args, kwargs)})"
-    return f"{_ref_expr(target, imports)}({_args_code(args, kwargs)})"
+        code = f"{glue}.{name}({_args_code(args, kwargs)})"
+    else:
+        code = f"{_ref_expr(target, imports)}({_args_code(args, kwargs)})"
+    if place is not None and adapter.device_scope_ref:
+        # the call runs in the library's device scope, as in the sandbox worker
+        glue_fns.add(adapter.device_scope_ref)
+        code = f"_on_device({glue}.{_ref_name(adapter.device_scope_ref)}, {member.device!r}, lambda: {code})"
+    return code
 
 
 def render(spec: ReproSpec) -> str:
@@ -195,6 +221,7 @@ def render(spec: ReproSpec) -> str:
     imports: set[str] = set()
     glue_of: dict[str, tuple[str, set[str]]] = {}
     call_lines = []
+    needs: dict[tuple[str, str], str] = {}  # (library, device) -> glue name of its devices hook
     for label, member, adapter, values in spec.calls:
         # every library involved is imported up front: a missing one means "cannot run" (3)
         imports.add(f"import {adapter.import_name}")
@@ -204,6 +231,9 @@ def render(spec: ReproSpec) -> str:
         var = f"V{i}" if i else "V"
         code = _call_code(member, adapter, values, var, glue_name, imports, fns)
         call_lines.append((label, adapter.name, glue_name, var, code))
+        if member.device not in (None, "cpu") and adapter.devices_ref:
+            fns.add(adapter.devices_ref)
+            needs[(adapter.name, member.device)] = f"{glue_name}.{_ref_name(adapter.devices_ref)}"
     glue_blocks = []
     for lib, (glue_name, fns) in sorted(glue_of.items()):
         src = standalone_source(*[resolve_ref(r) for r in sorted(fns)])
@@ -246,6 +276,11 @@ def render(spec: ReproSpec) -> str:
         "",
         "sys.excepthook = _cannot_run  # exit status 1 means 'reproduced', never 'crashed'",
         "",
+        "",
+        "def _on_device(scope, device, call):",
+        "    with scope(device):",
+        "        return call()",
+        "",
         _DECODER.strip(), "",
         "",
         "def _glue(source):",
@@ -256,6 +291,7 @@ def render(spec: ReproSpec) -> str:
         "",
         f"N = _glue({norm_src!r})",
         *glue_blocks,
+        *_device_check(needs),
         "HERE = os.path.dirname(os.path.abspath(__file__))",
         "V = load_inputs(os.path.join(HERE, 'inputs.msgpack'))",
     ]
@@ -263,6 +299,22 @@ def render(spec: ReproSpec) -> str:
         lines.append(f"V{i} = load_inputs(os.path.join(HERE, 'inputs{i}.msgpack'))")
     lines += ["", textwrap.dedent(_RUNNER).strip(), ""]
     return "\n".join(lines)
+
+
+def _device_check(needs: Mapping[tuple[str, str], str]) -> list[str]:
+    """Script lines that stop with "cannot run" (3) when this machine lacks a device a call
+    needs: a replay elsewhere must not read as "does not reproduce"."""
+    if not needs:
+        return []
+    lines = ["# devices the calls need: without one this script cannot run here"]
+    for (lib, device), hook in sorted(needs.items()):
+        lines += [
+            f"_have = [str(d) for d in {hook}()]",
+            f"if {device!r} not in _have:",
+            f"    print(f\"cannot run here: {lib} has no device {device} on this machine (it has: {{', '.join(_have)}})\")",
+            "    sys.exit(3)",
+        ]
+    return lines + [""]
 
 
 _RUNNER = '''

@@ -28,6 +28,7 @@ import numpy as np
 
 from xamt.errors import ConfigError, XamtError
 from xamt.findings import Campaign, FindingsStore, histogram_of
+from xamt.fuzz.devices import DevicePlan, discover, resolve, with_device_twins
 from xamt.fuzz.search import Search
 from xamt.groups.agree import Agreement
 from xamt.oracle import ErrorKinds, SignalKind, judge_statuses
@@ -93,6 +94,11 @@ class FuzzConfig:
     progress: bool = True
     max_groups: int | None = None
     checkpoint_every: int = 1
+    #: ``"auto"`` (every device the libraries report), ``"cpu"`` (no device oracle) or a tuple
+    #: of device names (:func:`xamt.fuzz.devices.parse_devices`)
+    devices: str | tuple[str, ...] = "auto"
+    #: adapters of libraries outside :mod:`xamt.libraries` (plugins; the tests' fake library)
+    extra_adapters: Sequence[Any] = ()
 
 
 @dataclass
@@ -109,6 +115,10 @@ class FuzzResult:
     dropped: dict[str, int] = field(default_factory=dict)
     triaged: int = 0
     by_class: dict[str, int] = field(default_factory=dict)
+    #: the device oracle's line (on, with which devices, or why it was skipped)
+    devices: str = ""
+    #: findings whose outlier is a member placed on a device other than the CPU
+    device_findings: int = 0
 
     @property
     def iterations_per_s(self) -> float:
@@ -265,7 +275,9 @@ class _Fuzzer:
             d = self.dispersions[key]
             self.fs.put_group_stats(cid, key, st.iterations, self.executions[key],
                                     max(d) if d else 0.0, histogram_of(d),
-                                    members=[{"library": m.library, "api": m.qualname} for m in g.members])
+                                    members=[{"library": m.library, "api": m.qualname,
+                                              **({"device": m.device} if m.device else {})}
+                                             for m in g.members])
 
     # -- judging ---------------------------------------------------------------------------
     def judge(self, run: Any) -> tuple[float, bool | None]:
@@ -389,6 +401,17 @@ class _Fuzzer:
             progress.close()
 
 
+def _device_plan(cfg: FuzzConfig, campaign: Campaign | None, adapters: dict[str, Any], pool: Any) -> DevicePlan:
+    """The devices of this campaign: a resumed one keeps its own; ``cpu`` asks nothing; else the
+    libraries' devices hooks run in a sandbox worker (the parent never initialises a GPU)."""
+    if campaign is not None and "devices" in campaign.settings:
+        return DevicePlan.from_json(campaign.settings["devices"])
+    if cfg.devices == "cpu" or cfg.devices == ("cpu",):
+        return resolve("cpu", {}, adapters)
+    found, problems = discover(pool, adapters)
+    return resolve(cfg.devices, found, adapters, problems)
+
+
 def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> FuzzResult:
     """Run (or resume) a campaign as configured; see the module docstring."""
     from sandbox import SandboxPool
@@ -404,7 +427,7 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
     if not db.exists():
         raise XamtError(f"no store at {db}: run `xamt catalog`, `xamt match` and `xamt groups build` first "
                         f"(or `make fuzz`, which runs them)")
-    registry = Registry()
+    registry = Registry([*Registry(), *cfg.extra_adapters]) if cfg.extra_adapters else Registry()
     adapters = {}
     wanted = list(cfg.libraries) if cfg.libraries else None
     for name in wanted or [a.name for a in registry]:
@@ -431,7 +454,20 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
             cfg.budget_s = campaign.budget_s
             cfg.seed = campaign.seed
             log(f"resuming campaign {campaign.id} at {start_elapsed:.0f}/{campaign.budget_s:.0f}s")
-        else:
+        # out_dir: on-disk compile caches (JAX, TorchInductor) under <out>/cache, and a file-size
+        # limit with room for Inductor's precompiled header
+        settings = pool_settings(adapters.values(), out_dir=str(out))
+        pool = SandboxPool(preload=settings["preload"], env=settings["env"], workers=cfg.workers,
+                           timeout=cfg.timeout, memory_limit=cfg.memory_limit, confirm=True,
+                           batch_size=8, max_tasks_per_worker=None,
+                           file_size_limit=settings["file_size_limit"])
+        try:
+            # before the campaign is recorded: a --devices naming no device here is a plain error
+            devices = _device_plan(cfg, campaign, adapters, pool)
+        except BaseException:
+            pool.close(wait=False)
+            raise
+        if campaign is None:
             campaign = Campaign(
                 libraries={n: a.version() for n, a in adapters.items()}, budget_s=cfg.budget_s,
                 seed=cfg.seed, workers=cfg.workers,
@@ -440,18 +476,14 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
                           "python": platform.python_version(), "platform": platform.platform(),
                           "out": "."})
             fs.start_campaign(campaign)
+        campaign.settings["devices"] = devices.to_json()
+        groups = [with_device_twins(g, devices) for g in groups]
         campaign.groups = len(groups)
         campaign.status = "running"
         fs.update_campaign(campaign)
-        # out_dir: on-disk compile caches (JAX, TorchInductor) under <out>/cache, and a file-size
-        # limit with room for Inductor's precompiled header
-        settings = pool_settings(adapters.values(), out_dir=str(out))
         log(f"campaign {campaign.id}: {len(groups)} groups over {', '.join(sorted(adapters))}, "
             f"budget {cfg.budget_s:.0f}s, {cfg.workers} workers; store {db}")
-        pool = SandboxPool(preload=settings["preload"], env=settings["env"], workers=cfg.workers,
-                           timeout=cfg.timeout, memory_limit=cfg.memory_limit, confirm=True,
-                           batch_size=8, max_tasks_per_worker=None,
-                           file_size_limit=settings["file_size_limit"])
+        log(devices.describe())
         fuzzer = _Fuzzer(cfg, store, groups, adapters, pool, campaign, fs)
         if cfg.resume:
             fuzzer.restore()
@@ -472,6 +504,8 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
         for row in fs.counts_by(campaign.id, "finding_class"):
             by_class[row["finding_class"]] = row["n"]
         triaged = sum(1 for v in fuzzer.seen.values() if v["outcome"] != "pending")
+        on_device = sum(1 for f in fs.findings(campaign.id) if f.summary.get("device") not in (None, "cpu"))
         return FuzzResult(campaign.id, len(groups), campaign.iterations, campaign.executions,
                           seconds, fuzzer.findings, fuzzer.candidates, dropped=fuzzer.dropped,
-                          by_class=by_class, triaged=triaged)
+                          by_class=by_class, triaged=triaged, devices=devices.describe(),
+                          device_findings=on_device)

@@ -25,11 +25,16 @@ def _configure_fuzz(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per member call (default 10)")
     p.add_argument("--max-groups", type=int, default=None, help="fuzz a random subset of this many groups")
     p.add_argument("--no-triage", action="store_true", help="find divergences but do not triage them")
+    p.add_argument("--devices", default="auto", metavar="auto|cpu|LIST",
+                   help="devices the members also run on, compared with the CPU: auto (every device "
+                        "the libraries report; CPU only without a GPU), cpu (no device oracle) or a "
+                        "list such as cpu,cuda:0 (default auto)")
     p.add_argument("--no-progress", action="store_true", help="no live progress line")
 
 
 def _run_fuzz(args: argparse.Namespace) -> int:
     from xamt.fuzz.campaign import FuzzConfig, parse_budget, run_campaign
+    from xamt.fuzz.devices import parse_devices
     from xamt.libraries.registry import Registry, parse_library_list
 
     libs = parse_library_list(args.libs, Registry()) if args.libs else None
@@ -40,12 +45,13 @@ def _run_fuzz(args: argparse.Namespace) -> int:
                      workers=args.workers, seed=args.seed, resume=args.resume,
                      guided=not args.unguided, relations=relations, batch=args.batch,
                      timeout=args.timeout, max_groups=args.max_groups, triage=not args.no_triage,
-                     progress=not args.no_progress)
+                     progress=not args.no_progress, devices=parse_devices(args.devices))
     res = run_campaign(cfg)
     print(f"campaign {res.campaign_id}: {res.groups} groups, {res.iterations} group-iterations "
           f"({res.iterations_per_s:.1f}/s), {res.executions} executions in {res.seconds:.0f}s")
     print(f"distinct divergences seen: {res.candidates}, triaged: {res.triaged}; findings filed: {res.findings}"
           + (f" ({', '.join(f'{k} {v}' for k, v in sorted(res.by_class.items()))})" if res.by_class else ""))
+    print(res.devices + (f"; {res.device_findings} finding(s) on a device" if res.device_findings else ""))
     for why, n in sorted(res.dropped.items(), key=lambda kv: -kv[1]):
         print(f"  dropped {n}: {why}")
     print(f"store: {Path(args.out) / 'xamt.db'}; list them with `xamt findings --out {args.out}`")
@@ -88,6 +94,11 @@ def _run_repro(args: argparse.Namespace) -> int:
         sig = 0 if f.summary.get("status") == "timeout" else None
     v = repro.verify(script, expect=expect, timeout=args.timeout, crash_signal=sig)
     print(v.output_tail)
+    if v.returncode == repro.CANNOT_RUN:
+        # e.g. a finding on cuda:0 replayed on a machine without that device: no verdict either way
+        print(f"finding {args.id} ({f.finding_class.value}, {f.outlier_api}): cannot run here "
+              f"(see the reason above)")
+        return repro.CANNOT_RUN
     verdict = "reproduced" if v.reproduced else "did NOT reproduce"
     print(f"finding {args.id} ({f.finding_class.value}, {f.outlier_api}): {verdict} "
           f"in {v.seconds:.1f}s (exit status {v.returncode}{', timed out' if v.timed_out else ''})")

@@ -4,7 +4,9 @@ Worker side (resolved by the sandbox as ``"xamt.groups.execute:run_members"``):
 :func:`run_members` receives compact member specs and the materialised slot values (numpy arrays,
 lists of arrays, ``numpy.dtype`` objects, literals), converts the values to each member's library
 through its adapter's ``from_numpy`` / ``dtype`` functions, calls the member, converts the output
-back to numpy (:func:`~xamt.groups.normalise.to_numpy_tree`) and normalises it. Every member of
+back to numpy (:func:`~xamt.groups.normalise.to_numpy_tree`) and normalises it. A member with a
+``device`` has its converted values placed there (the adapter's ``place`` hook) and is called
+inside the adapter's ``device_scope``. Every member of
 one input runs inside one task (one round trip for the whole group); an exception is caught per
 member, so one member raising does not hide the others. Parsed members and resolved functions are
 cached per worker process, keyed by the member id, because this is the fuzzer's hot path.
@@ -43,7 +45,8 @@ _MESSAGE_LIMIT = 2000
 class _Prepared:
     """A member ready to call in this worker: parsed plan and resolved conversion functions."""
 
-    __slots__ = ("member", "from_numpy", "to_numpy", "dtype_fn", "slots", "tuple_slots")
+    __slots__ = ("member", "from_numpy", "to_numpy", "dtype_fn", "slots", "tuple_slots",
+                 "device", "place", "scope")
 
     def __init__(self, spec: Mapping[str, Any]) -> None:
         from xamt.libraries.base import resolve_ref
@@ -53,6 +56,10 @@ class _Prepared:
         self.from_numpy = resolve_ref(spec["from"])
         self.to_numpy = resolve_ref(spec["to"])
         self.dtype_fn = resolve_ref(spec["dtype"]) if spec.get("dtype") else None
+        # a member placed on a device: values go there after conversion, the call runs in scope
+        self.device = spec.get("device")
+        self.place = resolve_ref(spec["place"]) if spec.get("place") else None
+        self.scope = resolve_ref(spec["scope"]) if spec.get("scope") else None
         # fixed dtype arguments of the plan (jax.lax.argmax's index_dtype) become library dtypes
         if self.dtype_fn is not None:
             for specs in (member.plan.args, member.plan.init_args):
@@ -97,9 +104,11 @@ def _convert_slot(slot: int, value: Any, prep: _Prepared) -> Any:
 def _convert(value: Any, prep: _Prepared) -> Any:
     t = type(value)
     if t is np.ndarray:
-        return prep.from_numpy(value)
+        return prep.from_numpy(value) if prep.place is None else prep.place(prep.from_numpy(value), prep.device)
     if t is list and value and all(type(v) is np.ndarray for v in value):
-        return [prep.from_numpy(v) for v in value]
+        if prep.place is None:
+            return [prep.from_numpy(v) for v in value]
+        return [prep.place(prep.from_numpy(v), prep.device) for v in value]
     if isinstance(value, np.dtype):
         return prep.dtype_fn(value.name) if prep.dtype_fn is not None else value
     return value
@@ -127,10 +136,18 @@ def _error_status(exc: BaseException, type_name: str, text: str) -> str:
         return "oom" if isinstance(exc, MemoryError) else "raised"
 
 
+def _invoke(prep: _Prepared, target: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+    fn = _function(target)
+    if prep.scope is None:
+        return fn(*args, **kwargs)
+    with prep.scope(prep.device):
+        return fn(*args, **kwargs)
+
+
 def _call(prep: _Prepared, values: Mapping[int, Any]) -> Any:
     conv = {slot: _convert_slot(slot, v, prep) for slot, v in values.items() if slot in prep.slots}
     target, args, kwargs = prep.member.task(conv)
-    return _function(target)(*args, **kwargs)
+    return _invoke(prep, target, args, kwargs)
 
 
 class _BindError(Exception):
@@ -143,7 +160,7 @@ def _first_call(prep: _Prepared, values: Mapping[int, Any]) -> Any:
         target, args, kwargs = prep.member.task(conv)
     except ValueError as exc:  # Member.task / ArgumentPlan.bind: a slot the call cannot take
         raise _BindError(str(exc)) from None
-    return _function(target)(*args, **kwargs)
+    return _invoke(prep, target, args, kwargs)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -319,6 +336,14 @@ def member_spec(member: Any, libraries: Mapping[str, Any]) -> tuple[str, bytes]:
         spec.pop("similarity", None)
     spec = {"member": data, "from": adapter.from_numpy_ref, "to": adapter.to_numpy_ref,
             "dtype": adapter.dtype_ref}
+    if member.device is not None:
+        if not adapter.runs_on(member.device):
+            from xamt.errors import ConfigError
+
+            raise ConfigError(f"{member.qualname}: the {adapter.name} adapter cannot place calls on "
+                              f"{member.device!r} (it has no placement hook)")
+        if adapter.placement_ref:
+            spec.update(device=member.device, place=adapter.placement_ref, scope=adapter.device_scope_ref)
     text = json.dumps(spec, sort_keys=True, default=str)
     mid = hashlib.blake2b(text.encode(), digest_size=10).hexdigest()
     return mid, msgpack.packb(spec, use_bin_type=True, default=str)
@@ -333,7 +358,7 @@ def call_key(member: Any, values: Mapping[int, Any], extra: Any = ()) -> str | N
     except (ValueError, KeyError, TypeError):
         return None
     h = hashlib.blake2b(digest_size=16)
-    h.update(f"{member.library}|{target}|{member.call}|{member.via}|".encode())
+    h.update(f"{member.library}|{target}|{member.call}|{member.via}|{member.device}|".encode())
     shape = [(a.param, a.position, a.keyword, a.transform, a.star) for a in member.plan.args + member.plan.init_args]
     h.update(repr(shape).encode())
     h.update(repr(extra).encode())

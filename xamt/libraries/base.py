@@ -107,8 +107,16 @@ class LibraryAdapter:
     #: names mined from a namespace that is an object rather than a module
     #: (``scipy.stats.norm`` is a distribution instance: only its ``pdf``, ``cdf``, ...)
     object_members: frozenset[str] = frozenset()
-    #: ``devices_hook() -> list[str]``; default: ``["cpu"]``
+    #: ``devices_hook() -> list[str]``; default: ``["cpu"]``. Imports the library (and may
+    #: initialise its GPU runtime): call it in a sandbox worker, never in the fuzzer's parent
     devices_ref: str | None = None
+    #: ``place(value, device) -> value``: the converted library object (a tensor made by
+    #: ``from_numpy``) moved onto ``device`` (one of the devices hook's names); None: the
+    #: library runs on the CPU only
+    placement_ref: str | None = None
+    #: ``device_scope(device) -> context manager``: a member placed on ``device`` is called
+    #: inside it, so what the API creates itself (factories, constants) lands there too
+    device_scope_ref: str | None = None
     #: ``version_tag_hook() -> str``: appended to the version (e.g. the keras backend)
     version_tag_ref: str | None = None
 
@@ -154,6 +162,11 @@ class LibraryAdapter:
         if self.devices_ref:
             return list(resolve_ref(self.devices_ref)())
         return ["cpu"]
+
+    def runs_on(self, device: str) -> bool:
+        """True when members can be placed on ``device`` by this adapter's hooks (``cpu``
+        always: it needs no placement)."""
+        return device == "cpu" or self.placement_ref is not None
 
     def signature_hook(self) -> Callable[..., Any] | None:
         return resolve_ref(self.signature_hook_ref) if self.signature_hook_ref else None

@@ -7,7 +7,8 @@ from typing import Any
 from xamt.libraries._compile import compiled_call
 from xamt.libraries.base import LibraryAdapter, MethodOwner, resolve_ref, same_dtype_names
 
-__all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "devices", "call_compiled"]
+__all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "devices", "place", "device_scope",
+           "call_compiled"]
 
 _DTYPES = same_dtype_names()
 
@@ -58,6 +59,34 @@ def devices() -> list[str]:
     return found
 
 
+def _device(name: str) -> Any:
+    """The ``jax.Device`` a devices-hook name (``cpu``, ``gpu:0``: platform and device id) means."""
+    import jax
+
+    platform, _, index = name.partition(":")
+    found = jax.devices(platform)
+    if not index:
+        return found[0]
+    for d in found:
+        if d.id == int(index):
+            return d
+    raise ValueError(f"jax has no device {name!r} here (it has {[f'{platform}:{d.id}' for d in found]})")
+
+
+def place(value: Any, device: str) -> Any:
+    """An array committed to ``device`` (``cpu``, ``gpu:0``); other values as they are."""
+    import jax
+
+    return jax.device_put(value, _device(device)) if isinstance(value, jax.Array) else value
+
+
+def device_scope(device: str) -> Any:
+    """``jax.default_device``: arrays the API creates itself land on ``device`` too."""
+    import jax
+
+    return jax.default_device(_device(device))
+
+
 def _is_array(value: Any) -> bool:
     import jax
     import numpy as np
@@ -100,4 +129,6 @@ def adapter() -> LibraryAdapter:
         compile_ref="xamt.libraries.jax:call_compiled",
         compile_label="jax.jit",
         devices_ref="xamt.libraries.jax:devices",
+        placement_ref="xamt.libraries.jax:place",
+        device_scope_ref="xamt.libraries.jax:device_scope",
     )

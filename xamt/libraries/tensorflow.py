@@ -14,7 +14,8 @@ from typing import Any
 from xamt.libraries._compile import compiled_call
 from xamt.libraries.base import LibraryAdapter, resolve_ref, same_dtype_names
 
-__all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "devices", "call_compiled"]
+__all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "devices", "place", "device_scope",
+           "call_compiled"]
 
 _DTYPES = same_dtype_names()
 
@@ -46,6 +47,30 @@ def devices() -> list[str]:
     found = ["cpu"]
     found += [f"gpu:{i}" for i, _ in enumerate(tf.config.list_physical_devices("GPU"))]
     return found
+
+
+def _tf_device(device: str) -> str:
+    """``gpu:0`` → ``/GPU:0`` (TensorFlow's device name); ``cpu`` → ``/CPU:0``."""
+    kind, _, index = device.partition(":")
+    return f"/{kind.upper()}:{index or 0}"
+
+
+def place(value: Any, device: str) -> Any:
+    """A tensor copied onto ``device`` (``cpu``, ``gpu:0``); other values as they are."""
+    import tensorflow as tf
+
+    if not isinstance(value, tf.Tensor):
+        return value
+    with tf.device(_tf_device(device)):
+        return tf.identity(value)
+
+
+def device_scope(device: str) -> Any:
+    """``tf.device``: TensorFlow places the ops of the call on ``device`` (without it, a GPU
+    build runs them on the GPU whatever the inputs' placement)."""
+    import tensorflow as tf
+
+    return tf.device(_tf_device(device))
 
 
 def _is_tensor(value: Any) -> bool:
@@ -90,4 +115,6 @@ def adapter() -> LibraryAdapter:
         compile_ref="xamt.libraries.tensorflow:call_compiled",
         compile_label="tf.function(jit_compile=True)",
         devices_ref="xamt.libraries.tensorflow:devices",
+        placement_ref="xamt.libraries.tensorflow:place",
+        device_scope_ref="xamt.libraries.tensorflow:device_scope",
     )

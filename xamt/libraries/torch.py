@@ -10,8 +10,8 @@ from xamt.libraries.base import (
 )
 
 __all__ = [
-    "adapter", "from_numpy", "to_numpy", "dtype", "devices", "call_with_out", "call_compiled",
-    "compile_available", "signature_from_schema",
+    "adapter", "from_numpy", "to_numpy", "dtype", "devices", "place", "device_scope",
+    "call_with_out", "call_compiled", "compile_available", "signature_from_schema",
 ]
 
 # torch dtype attribute name -> numpy dtype name
@@ -76,6 +76,20 @@ def devices() -> list[str]:
     if torch.cuda.is_available():
         found += [f"cuda:{i}" for i in range(torch.cuda.device_count())]
     return found
+
+
+def place(value: Any, device: str) -> Any:
+    """A tensor moved onto ``device`` (``cpu``, ``cuda:0``); other values as they are."""
+    import torch
+
+    return value.to(device) if isinstance(value, torch.Tensor) else value
+
+
+def device_scope(device: str) -> Any:
+    """``torch.device`` as a context: factory functions inside create tensors on ``device``."""
+    import torch
+
+    return torch.device(device)
 
 
 def call_with_out(target: str, *args: Any, **kwargs: Any) -> Any:
@@ -212,4 +226,6 @@ def adapter() -> LibraryAdapter:
         inplace_suffix="_",
         signature_hook_ref="xamt.libraries.torch:signature_from_schema",
         devices_ref="xamt.libraries.torch:devices",
+        placement_ref="xamt.libraries.torch:place",
+        device_scope_ref="xamt.libraries.torch:device_scope",
     )

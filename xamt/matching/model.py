@@ -174,7 +174,8 @@ class Member:
     ``target`` is the API (``"torch:Tensor.abs"``); ``call`` the style (:data:`CALL_STYLES`);
     ``via`` the ``"module:qualname"`` helper a ``compiled`` or ``out`` call goes through
     (``xamt.libraries.jax:call_compiled``); ``receiver_slot`` the slot whose value is a method's
-    receiver.
+    receiver. ``device`` places the call on a device of its library (``cuda:0``, ``gpu:0``,
+    ``cpu``: see :mod:`xamt.fuzz.devices`); None runs it where the library puts it by default.
     """
 
     library: str
@@ -188,6 +189,7 @@ class Member:
     aliases: list[str] = field(default_factory=list)
     category: str = "generic"
     canonical: str = ""
+    device: str | None = None
 
     @property
     def method_name(self) -> str:
@@ -221,6 +223,8 @@ class Member:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["plan"] = self.plan.to_json()
+        if self.device is None:  # the registry's members (and their ids) predate devices
+            del data["device"]
         return data
 
     @classmethod

@@ -103,6 +103,8 @@ def finding_record(finding: Finding, evidence: Evidence, campaign: Campaign | No
         "class": finding.finding_class.value,
         "outlier_library": finding.outlier_library,
         "outlier_api": finding.outlier_api,
+        # the device the outlier ran on when it is not the CPU (the device oracle), else None
+        "device": finding.summary.get("device"),
         "dtype": finding.dtype,
         "signature": finding.signature,
         "input": to_jsonable(evidence.inputs),

@@ -400,8 +400,14 @@ class Triage:
                 crash_signal: int | None = None, crash_status: str | None = None) -> TriageOutcome:
         from sandbox import codec
 
+        from xamt.fuzz.devices import cpu_twin
+
         group = cand.group
         out_m = group.members[outlier]
+        if out_m.device not in (None, "cpu"):  # the device oracle: a device twin is the outlier
+            twin = cpu_twin(group.members, outlier)
+            summary = {**summary, "device": out_m.device,
+                       "cpu_api": group.members[twin].qualname if twin is not None else None}
         # classes decided by one kind of special value need no finer signature than the dtype
         coarse = cls_name in (FindingClass.NAN, FindingClass.SUBNORMAL, FindingClass.PROMOTION,
                               FindingClass.DEFAULT, FindingClass.CRASH, FindingClass.INTERNAL)
@@ -413,7 +419,8 @@ class Triage:
             members=[{"library": group.members[m].library, "api": group.members[m].qualname,
                       "status": r.status, "error_type": r.error_type,
                       "error_message": (r.error_message or "")[:500] or None,
-                      "outlier": m == outlier}
+                      "outlier": m == outlier,
+                      **({"device": group.members[m].device} if group.members[m].device else {})}
                      for m, r in zip(members, results)],
             summary={**summary, "prekey": list(cand.prekey), "reference_api": (
                 group.members[ref_member].qualname if ref_member is not None else None)},
@@ -437,6 +444,8 @@ class Triage:
              f"Members: {', '.join(group.members[m].qualname for m in members)}",
              f"Outlier: {out_m.qualname}",
              f"Why: {summary.get('why', '')}"]
+            + ([f"Device: {out_m.device} (the same API on the CPU: {summary.get('cpu_api')})"]
+               if "device" in summary else [])
             + ([f"Reference: {ref_label}"] if ref_label else []))
         spec = repro.ReproSpec(
             title=title, header=header, calls=calls,
