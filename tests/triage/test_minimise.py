@@ -44,3 +44,20 @@ def test_shrinks_towards_a_culprit_in_the_second_half():
     x[3, 2, 1] = np.nan
     r = minimise({"x": x}, lambda c: bool(np.isnan(c["x"]).any()), budget=100)
     assert r.inputs["x"].size == 1 and np.isnan(r.inputs["x"]).all()
+
+
+def test_values_that_are_not_arrays_pass_through_unchanged():
+    # a list of arrays (a tensor-list slot), a dtype, None and a literal must reach the
+    # predicate as they came: turned into object arrays, the sandbox could not carry them
+    ragged = [np.ones(3), np.ones(5)]
+    inputs = {0: np.arange(8.0), 1: ragged, 2: np.dtype("float32"), 3: None, 4: 2}
+    seen = []
+
+    def still_fails(c):
+        seen.append(c)
+        return c[0].size >= 1 and 7.0 in c[0]
+
+    res = minimise(inputs, still_fails, budget=20)
+    assert res.shrunk and res.inputs[0].tolist() == [7.0]
+    for c in seen:
+        assert c[1] is ragged and c[2] == np.dtype("float32") and c[3] is None and c[4] == 2

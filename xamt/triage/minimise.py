@@ -49,7 +49,9 @@ def minimise(
     ``still_fails`` must be True for ``inputs`` itself (not re-checked). Scalars (0-d arrays) and
     non-array values are left alone.
     """
-    current: Inputs = {k: np.asarray(v) for k, v in inputs.items()}
+    # only arrays shrink: lists of arrays, dtypes, None and literals pass through unchanged
+    # (np.asarray would turn them into object arrays the sandbox cannot carry)
+    current: Inputs = dict(inputs)
     calls = 0
     shrunk = False
 
@@ -67,7 +69,7 @@ def minimise(
     progress = True
     while progress and calls < budget:
         progress = False
-        arrays = [a for a in current.values() if a.ndim > 0]
+        arrays = [a for a in current.values() if isinstance(a, np.ndarray) and a.ndim > 0]
         if not arrays:
             break
         big = max(arrays, key=lambda a: a.size)
@@ -82,7 +84,8 @@ def minimise(
                     continue
                 cand = {}
                 for k, a in current.items():
-                    if a.ndim > axis and a.shape[axis] == n and a.shape[:axis] == big.shape[:axis]:
+                    if (isinstance(a, np.ndarray) and a.ndim > axis and a.shape[axis] == n
+                            and a.shape[:axis] == big.shape[:axis]):
                         cand[k] = np.ascontiguousarray(np.take(a, keep, axis=axis))
                     else:
                         cand[k] = a
@@ -95,7 +98,7 @@ def minimise(
     # 2. values: ddmin over element chunks of each array, replacing them by a plain value
     for name in list(current):
         a = current[name]
-        if a.ndim == 0 or a.size <= 1:
+        if not isinstance(a, np.ndarray) or a.ndim == 0 or a.size <= 1:
             continue
         plain = _plain_value(a)
         chunk = max(1, a.size // 2)
