@@ -107,9 +107,15 @@ def _name(obj: Any) -> str:
     return name
 
 
-def _torch_to_numpy(obj: Any) -> Optional[Tuple[np.ndarray, str, str, str]]:
-    import torch
+_modules: Dict[str, Any] = {}  # libraries the converters imported (an import statement per call costs)
 
+
+def _torch_to_numpy(obj: Any) -> Optional[Tuple[np.ndarray, str, str, str]]:
+    torch = _modules.get("torch")
+    if torch is None:
+        import torch
+
+        _modules["torch"] = torch
     if not isinstance(obj, torch.Tensor):
         return None
     try:
