@@ -61,12 +61,19 @@ class Ref:
 
 def check_callable_ref(ref: object, what: str) -> str:
     """Validate a ``"module:qualname"`` reference and return it."""
+    if ref in _VALID_REFS:
+        return ref  # type: ignore[return-value]
     if not isinstance(ref, str) or not _CALLABLE_REF.match(ref):
         raise TaskError(
             f"{what} must be a 'module:qualname' string such as 'numpy:sum' or "
             f"'torch:Tensor.abs', got {ref!r}"
         )
+    if len(_VALID_REFS) < 100_000:
+        _VALID_REFS.add(ref)
     return ref
+
+
+_VALID_REFS: set = set()  # references already checked (a cache, not configuration)
 
 
 @dataclass(frozen=True)
@@ -121,6 +128,20 @@ def iter_refs(value: Any) -> Iterator[Ref]:
 
 
 _CONTAINERS = frozenset({list, tuple, dict, Ref})
+_LEAF_TYPES: set = set()  # types seen that are neither Ref nor list/tuple/dict (a cache)
+
+
+def _may_hold_refs(items: Iterable[Any]) -> bool:
+    """Whether any of ``items`` is a Ref or a container that may hold one (cheap: one set
+    lookup per item; most arguments are arrays and numbers)."""
+    for item in items:
+        t = type(item)
+        if t not in _LEAF_TYPES:
+            if t is Ref or issubclass(t, (list, tuple, dict)):
+                return True
+            if len(_LEAF_TYPES) < 1000:
+                _LEAF_TYPES.add(t)
+    return False
 
 
 class Task:
@@ -176,6 +197,8 @@ class Task:
         for index, step in enumerate(steps):
             if not isinstance(step, Step):
                 raise TaskError(f"step {index} must be a sandbox.Step, got {type(step).__name__}")
+            if not (_may_hold_refs(step.args) or (step.kwargs and _may_hold_refs(step.kwargs.values()))):
+                continue
             for ref in itertools.chain(iter_refs(step.args), iter_refs(step.kwargs)):
                 if ref.step >= index:
                     raise TaskError(f"step {index} ({step.fn}) refers to Ref({ref.step}), which is not an earlier step")
@@ -218,9 +241,11 @@ class Task:
 
     def wire(self) -> list:
         """The task as plain data for the codec (what the worker receives)."""
-        kwargs = dict(self.convert_kwargs or {})
-        if self.device is not None:
-            kwargs["device"] = self.device
+        kwargs = None
+        if self.convert_kwargs is not None or self.device is not None:
+            kwargs = dict(self.convert_kwargs or {})
+            if self.device is not None:
+                kwargs["device"] = self.device
         return [[[s.fn, list(s.args), s.kwargs] for s in self.steps], self.convert, kwargs or None]
 
     def __repr__(self) -> str:
