@@ -283,6 +283,49 @@ def test_unknown_device_is_an_error_before_any_campaign(tmp_path, pythonpath):
         assert FindingsStore(st).campaign() is None
 
 
+# ---------------------------------------------------------------------------------- real adapters
+_REAL = [("torch", "torch:sum"), ("jax", "jax.numpy:sum"), ("tensorflow", "tensorflow:reduce_sum")]
+
+
+def test_real_devices_hooks_report_the_cpu_first():
+    """Each real adapter's devices hook (run in a subprocess: it may initialise a GPU runtime)."""
+    libs = [lib for lib, _ in _REAL if Registry().get(lib).is_installed()]
+    if not libs:
+        pytest.skip("none of torch, jax, tensorflow is installed")
+    hooks = [[lib, Registry().get(lib).devices_ref] for lib in libs]
+    code = ("import json, sys; from xamt.fuzz.devices import probe_devices; "
+            "print(json.dumps(probe_devices(json.loads(sys.argv[1]))))")
+    proc = subprocess.run([sys.executable, "-c", code, json.dumps(hooks)], capture_output=True,
+                          text=True, timeout=300, cwd=ROOT, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    for lib in libs:
+        assert isinstance(found[lib], list) and found[lib][0] == "cpu", found
+        assert all(d == "cpu" or d.partition(":")[2].isdigit() for d in found[lib]), found
+
+
+@pytest.mark.parametrize("library,target", _REAL)
+def test_real_adapter_pins_a_member_to_the_cpu(library, target, tmp_path):
+    """The placement and scope hooks of torch, jax and tensorflow, on the CPU (what a GPU
+    machine does to the original of a device twin): a reproducer with the plain and the pinned
+    call runs both, and they agree."""
+    pytest.importorskip(library)
+    ad = Registry().get(library)
+    assert ad.placement_ref and ad.device_scope_ref and ad.runs_on("gpu:0")
+    plan = ArgumentPlan(args=[ArgSpec(slot=0, param="x", position=0, transform="tensor")])
+    m = Member(library=library, qualname=target.replace(":", "."), target=target, kind="function",
+               call="function", plan=plan)
+    values = {0: np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)}
+    spec = repro.ReproSpec(title="t", header="h",
+                           calls=[("plain", m, ad, values), ("pinned", dataclasses.replace(m, device="cpu"), ad, values)],
+                           normalisation=None, expect="value", outlier=1, reference=0, rtol=1e-5, atol=1e-5)
+    text = repro.render(spec)
+    assert ".from_numpy(V[0]), 'cpu')" in text and "_on_device(" in text
+    script = repro.write(tmp_path / "r", text, repro.spec_inputs(spec))
+    v = repro.verify(script, expect="value", timeout=300)
+    assert v.returncode == repro.NOT_REPRODUCED and "NOT REPRODUCED" in v.output_tail, v.output_tail
+
+
 # ---------------------------------------------------------------------------------- real GPUs
 _PROBE = """
 import json, sys
@@ -328,22 +371,24 @@ def test_real_gpu_twin_runs_on_the_gpu(cuda, library, target, device, tmp_path):
 
     ads = {a.name: a for a in Registry() if a.name == library}
     settings = pool_settings(ads.values())
-    with SandboxPool(preload=settings["preload"], env=settings["env"], workers=1, timeout=120) as pool:
+    # the campaign's memory limit: a GPU runtime must start under it
+    with SandboxPool(preload=settings["preload"], env=settings["env"], workers=1, timeout=120,
+                     memory_limit=FuzzConfig(out=tmp_path).memory_limit) as pool:
         found, problems = discover(pool, ads)
         assert device in found[library], (found, problems)
         m = _real_member(library, target)
         members = [dataclasses.replace(m, device="cpu"), dataclasses.replace(m, device=device)]
         from sandbox import Task
 
-        x = np.random.default_rng(0).standard_normal((64, 33)).astype(np.float32)
+        values = {0: np.random.default_rng(0).standard_normal((64, 33)).astype(np.float32)}
         specs = [list(member_spec(x_, ads)) for x_ in members]
-        outcome = pool.run([Task("xamt.groups.execute:run_members", args=(specs, {0: x}, {}), timeout=120)])[0]
+        outcome = pool.run([Task("xamt.groups.execute:run_members", args=(specs, values, {}), timeout=120)])[0]
     assert outcome.status == "ok", outcome.summary()
     cpu, gpu = outcome.value
     assert cpu[0] == "ok" and gpu[0] == "ok", (cpu, gpu)
     np.testing.assert_allclose(gpu[1], cpu[1], rtol=1e-4, atol=1e-4)
     spec = repro.ReproSpec(title="t", header="h",
-                           calls=[("cpu", members[0], ads[library], {0: x}), ("gpu", members[1], ads[library], {0: x})],
+                           calls=[("cpu", members[0], ads[library], values), ("gpu", members[1], ads[library], values)],
                            normalisation=None, expect="value", outlier=1, reference=0, rtol=1e-4, atol=1e-4)
     script = repro.write(tmp_path / "r", repro.render(spec), repro.spec_inputs(spec))
     v = repro.verify(script, expect="value", timeout=300)

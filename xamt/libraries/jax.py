@@ -128,6 +128,9 @@ def adapter() -> LibraryAdapter:
         pivot_rank=5,
         compile_ref="xamt.libraries.jax:call_compiled",
         compile_label="jax.jit",
+        # on a GPU, XLA would preallocate 75% of device memory in the first worker; every
+        # sandbox worker is a process of its own (a user's own setting wins)
+        environment={"XLA_PYTHON_CLIENT_PREALLOCATE": "false"},
         devices_ref="xamt.libraries.jax:devices",
         placement_ref="xamt.libraries.jax:place",
         device_scope_ref="xamt.libraries.jax:device_scope",

@@ -109,8 +109,10 @@ def adapter() -> LibraryAdapter:
         to_numpy_ref="xamt.libraries.tensorflow:to_numpy",
         dtype_ref="xamt.libraries.tensorflow:dtype",
         dtypes=_DTYPES,
-        # Quiet TF's C++ INFO/WARNING banner; a user's own setting wins.
-        environment={"TF_CPP_MIN_LOG_LEVEL": "2"},
+        # Quiet TF's C++ INFO/WARNING banner; on a GPU, take device memory as needed rather than
+        # all of it in the first worker (every sandbox worker is a process of its own). A user's
+        # own settings win.
+        environment={"TF_CPP_MIN_LOG_LEVEL": "2", "TF_FORCE_GPU_ALLOW_GROWTH": "true"},
         pivot_rank=40,
         compile_ref="xamt.libraries.tensorflow:call_compiled",
         compile_label="tf.function(jit_compile=True)",
