@@ -192,11 +192,13 @@ class Triage:
         library the plainest call style (``triage.toml``)."""
         order = self.call_order
 
-        def rank(mi: int) -> tuple[int, int, int]:
+        def rank(mi: int) -> tuple[int, int, int, int]:
             m = group.members[mi]
             ad = self.adapters.get(m.library)
             style = order.index(m.call) if m.call in order else len(order)
-            return (getattr(ad, "pivot_rank", 50), style, mi)
+            # a device twin (torch.sum@cuda:0) is measured against the CPU run, never the reverse
+            on_device = 0 if m.device in (None, "cpu") else 1
+            return (getattr(ad, "pivot_rank", 50), style, on_device, mi)
         return sorted(members, key=rank)
 
     # -- entry point --------------------------------------------------------------------------
