@@ -197,7 +197,7 @@ class Triage:
             ad = self.adapters.get(m.library)
             style = order.index(m.call) if m.call in order else len(order)
             # a device twin (torch.sum@cuda:0) is measured against the CPU run, never the reverse
-            on_device = 0 if m.device in (None, "cpu") else 1
+            on_device = 0 if getattr(m, "device", None) in (None, "cpu") else 1
             return (getattr(ad, "pivot_rank", 50), style, on_device, mi)
         return sorted(members, key=rank)
 
