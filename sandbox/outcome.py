@@ -157,11 +157,14 @@ class Task:
     * ``device``: passed to ``convert`` as the keyword ``device=`` (so ``convert`` must accept it,
       e.g. ``"torch:as_tensor"``); requires ``convert``.
     * ``timeout``: this task's wall-clock limit in seconds (default: the pool's).
+    * ``affinity``: a key (a string); tasks with the same key go to the same worker while it
+      lives, so what a worker caches per process (JIT-compiled kernels, resolved functions)
+      serves them all. A hint, never a wait: a worker with nothing of its own takes others'.
 
     :meth:`chain` builds a multi-step task whose result is the last step's result.
     """
 
-    __slots__ = ("steps", "convert", "convert_kwargs", "device", "timeout")
+    __slots__ = ("steps", "convert", "convert_kwargs", "device", "timeout", "affinity")
 
     def __init__(
         self,
@@ -173,8 +176,9 @@ class Task:
         convert_kwargs: Optional[Mapping[str, Any]] = None,
         device: Optional[str] = None,
         timeout: Optional[float] = None,
+        affinity: Optional[str] = None,
     ) -> None:
-        self._init((Step(fn, args, kwargs),), convert, convert_kwargs, device, timeout)
+        self._init((Step(fn, args, kwargs),), convert, convert_kwargs, device, timeout, affinity)
 
     @classmethod
     def chain(
@@ -185,13 +189,14 @@ class Task:
         convert_kwargs: Optional[Mapping[str, Any]] = None,
         device: Optional[str] = None,
         timeout: Optional[float] = None,
+        affinity: Optional[str] = None,
     ) -> "Task":
         """A task running ``steps`` in order; ``Ref(i)`` in a step's arguments is step i's result."""
         task = cls.__new__(cls)
-        task._init(tuple(steps), convert, convert_kwargs, device, timeout)
+        task._init(tuple(steps), convert, convert_kwargs, device, timeout, affinity)
         return task
 
-    def _init(self, steps, convert, convert_kwargs, device, timeout) -> None:
+    def _init(self, steps, convert, convert_kwargs, device, timeout, affinity=None) -> None:
         if not steps:
             raise TaskError("a task needs at least one step")
         for index, step in enumerate(steps):
@@ -217,11 +222,14 @@ class Task:
             if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (0 < timeout < math.inf):
                 raise TaskError(f"timeout must be a positive finite number of seconds, got {timeout!r}")
             timeout = float(timeout)
+        if affinity is not None and not isinstance(affinity, str):
+            raise TaskError(f"affinity must be a string key, got {type(affinity).__name__}")
         object.__setattr__(self, "steps", steps)
         object.__setattr__(self, "convert", convert)
         object.__setattr__(self, "convert_kwargs", dict(convert_kwargs) if convert_kwargs else None)
         object.__setattr__(self, "device", device)
         object.__setattr__(self, "timeout", timeout)
+        object.__setattr__(self, "affinity", affinity)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Task is immutable")
@@ -255,7 +263,7 @@ class Task:
             body = "steps=[" + ", ".join(s.fn for s in self.steps) + "]"
         extra = "".join(
             f", {name}={getattr(self, name)!r}"
-            for name in ("convert", "device", "timeout")
+            for name in ("convert", "device", "timeout", "affinity")
             if getattr(self, name) is not None
         )
         return f"Task({body}{extra})"

@@ -67,6 +67,7 @@ _SOLO_BYTES = 1 << 20         # a task this large travels alone (its frame may n
 _BATCH_BYTES = 4 << 20        # a batch stops growing at this many bytes
 _PIPELINE_BYTES = 64 << 10    # most unanswered bytes queued to a busy worker (< socket buffer)
 _PIPELINE_FRAMES = 4          # most frames queued to a busy worker
+_AFFINITY_WINDOW = 512        # most queued tasks of other workers' keys a batch looks past
 _ENCODED_IN_CALLER = 64       # run() encodes this many tasks itself; the manager thread the rest
 _ENCODE_AHEAD = 64            # tasks the manager encodes per turn ahead of need
 _START_FAILURES = 3           # consecutive worker start failures that break the pool
@@ -274,6 +275,9 @@ class SandboxPool:
         self._tids = itertools.count(1)
         self._wids = itertools.count(1)
         self._queue: Deque[_Pending] = collections.deque()
+        # affinity key -> wid of the worker that serves it (see Task.affinity)
+        self._affinity: Dict[str, int] = {}
+        self._affinity_load: Dict[int, int] = {}  # wid -> keys it was given
         self._unencoded: Deque[_Pending] = collections.deque()  # queued without a packet, in order
         self._confirm_q: Deque[_Pending] = collections.deque()
         self._workers: Dict[int, _Worker] = {}
@@ -692,6 +696,12 @@ class SandboxPool:
         # while it finishes, instead of after
         busy = sum(1 for w in self._workers.values() if w.state == _BUSY and not self._exhausted(w))
         live = min(self.workers, len(self._live()))
+        # affinity: keys of workers that live on stay theirs; new keys go to serving workers
+        # (not to spares, which take work only when a slot frees up)
+        live_wids = {x.wid for x in self._workers.values()
+                     if x.kill_reason is None and not x.retire_after and x.state in (_STARTING, _IDLE, _BUSY)}
+        serving = {x.wid for x in sorted((x for x in self._workers.values() if x.wid in live_wids),
+                                         key=lambda x: (x.dispatched == 0, x.wid))[:self.workers]}
         # workers that ran tasks before are fed first: fresh ones (spares) stay fresh for
         # confirmation runs and step in when a slot frees up
         for w in sorted(self._workers.values(), key=lambda w: w.dispatched == 0):
@@ -720,6 +730,7 @@ class SandboxPool:
             if self.max_tasks_per_worker is not None:
                 limit = min(limit, self.max_tasks_per_worker - w.dispatched)
             batch: List[_Pending] = []
+            deferred: List[_Pending] = []  # other live workers' affinity keys, put back after
             size = 0
             while self._queue and len(batch) < limit:
                 p = self._queue[0]
@@ -727,6 +738,22 @@ class SandboxPool:
                     self._queue.popleft()  # its run() call failed before it was fully queued
                     self.stats["abandoned"] += 1
                     continue
+                key = p.task.affinity
+                if key is not None:
+                    owner = self._affinity.get(key)
+                    if owner is None or owner not in live_wids:
+                        # a new key goes to the serving worker that holds the fewest
+                        owner = min(serving | {w.wid}, key=lambda i: (self._affinity_load.get(i, 0), i != w.wid))
+                        self._affinity[key] = owner
+                        self._affinity_load[owner] = self._affinity_load.get(owner, 0) + 1
+                    if owner != w.wid:
+                        if len(deferred) < _AFFINITY_WINDOW:
+                            deferred.append(self._queue.popleft())
+                            continue
+                        if batch or w.state == _BUSY:
+                            break  # enough looking; the owner will take the rest
+                        # nothing of its own in the window: an idle worker helps out (the
+                        # owner keeps the key)
                 if p.future is not None and not p.started:
                     if not p.future.set_running_or_notify_cancel():
                         self._queue.popleft()  # cancelled by its submitter
@@ -740,6 +767,8 @@ class SandboxPool:
                 size += p.nbytes
                 if p.nbytes > _SOLO_BYTES:
                     break  # a large task travels alone
+            if deferred:
+                self._queue.extendleft(reversed(deferred))
             if batch:
                 self._send(w, batch)
 

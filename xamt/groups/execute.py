@@ -473,6 +473,12 @@ def pool_settings(libraries: Iterable[Any], out_dir: str | None = None) -> dict[
     return {"preload": tuple(preload), "env": env, "file_size_limit": 1 << 30}
 
 
+def _affinity(group: Any) -> str | None:
+    """The sandbox affinity key of a group's tasks (its key)."""
+    key = getattr(group, "key", None)
+    return None if key is None else str(key)
+
+
 class GroupExecutor:
     """Runs ``(group, input)`` items in a sandbox pool (see the module docstring).
 
@@ -528,10 +534,14 @@ class GroupExecutor:
             return item.normalise or None
         return getattr(item.group, "normalisation", None) or None
 
-    def _task(self, specs: list, values: dict[int, Any], options: dict[str, Any], limit: float) -> Any:
+    def _task(self, specs: list, values: dict[int, Any], options: dict[str, Any], limit: float,
+              group: Any = None) -> Any:
         from sandbox import Task
 
-        return Task(RUN_MEMBERS, args=(specs, values, options), timeout=min(self.max_task_timeout, limit))
+        # one group's tasks go to one worker: its JIT caches (JAX, XLA, tf.function) then serve
+        # every later input of the group, instead of each worker compiling every shape again
+        return Task(RUN_MEMBERS, args=(specs, values, options), timeout=min(self.max_task_timeout, limit),
+                    affinity=_affinity(group))
 
     def member_timeout(self, member: Any) -> float:
         """Wall-clock allowance of one call of ``member`` (times the repeat count)."""
@@ -587,7 +597,7 @@ class GroupExecutor:
                 specs = [list(self.spec(item.group.members[members[k]])) for k in run_idx]
                 options = {"repeat": item.repeat, "normalise": norm}
                 limits = [self.member_timeout(item.group.members[members[k]]) * max(1, item.repeat) for k in run_idx]
-                tasks.append(self._task(specs, values, options, sum(limits)))
+                tasks.append(self._task(specs, values, options, sum(limits), item.group))
                 owners.append((len(prepared) - 1, run_idx, specs, options, keys, limits))
         outcomes = (yield tasks) if tasks else []
         self.stats["group_tasks"] += len(tasks)
@@ -597,7 +607,7 @@ class GroupExecutor:
             decoded = self._decode(outcome, len(run_idx))
             if decoded is None:  # the group task died or its result is unusable: isolate
                 for k, spec, limit in zip(run_idx, specs, limits):
-                    solo_tasks.append(self._task([spec], values, options, limit))  # type: ignore[arg-type]
+                    solo_tasks.append(self._task([spec], values, options, limit, item.group))  # type: ignore[arg-type]
                     solo_owners.append((p, k, keys.get(k)))
                 continue
             for k, res in zip(run_idx, decoded):
@@ -684,7 +694,8 @@ class GroupExecutor:
             spec = list(self.spec(group.members[mi]))
             evaluator = abstract.get(group.members[mi].library)
             tasks.append(Task(PROBE_DTYPES, args=(spec, dict(values), list(data_slots), list(dtypes), evaluator),
-                              timeout=min(self.max_task_timeout, self.timeout * max(1, len(dtypes)))))
+                              timeout=min(self.max_task_timeout, self.timeout * max(1, len(dtypes))),
+                              affinity=_affinity(group)))
             owner.append(j)
         outcomes = (yield tasks) if tasks else []
         self.stats["probe_tasks"] += len(tasks)

@@ -1,0 +1,53 @@
+"""Task affinity: tasks sharing a key run in one worker (so its per-process caches serve them)."""
+from __future__ import annotations
+
+import collections
+
+import pytest
+
+from sandbox import SandboxPool, Task, TaskError
+
+from .conftest import BAD
+
+KEYS = [f"group-{i}" for i in range(8)]
+
+
+def _pids_by_key(outcomes, keys):
+    by_key = collections.defaultdict(collections.Counter)
+    for key, o in zip(keys, outcomes):
+        assert o.status == "ok", o.summary()
+        by_key[key][o.worker_pid] += 1
+    return by_key
+
+
+def test_one_key_one_worker_and_the_keys_are_shared_out():
+    with SandboxPool(preload=(), workers=2, timeout=20) as pool:
+        rounds = []
+        for _ in range(2):
+            # keys interleaved, as a fuzzer's batches are; a short sleep so both workers are busy
+            keys = [KEYS[i % len(KEYS)] for i in range(320)]
+            outs = pool.run([Task(BAD + "sleep_then", (0.001, i), affinity=k) for i, k in enumerate(keys)])
+            rounds.append(_pids_by_key(outs, keys))
+    for by_key in rounds:
+        # an idle worker may help out with another's key at the end of a round; the bulk stays
+        for key, pids in by_key.items():
+            assert pids.most_common(1)[0][1] >= 0.75 * sum(pids.values()), (key, pids)
+        homes = {key: pids.most_common(1)[0][0] for key, pids in by_key.items()}
+        assert len(set(homes.values())) == 2, homes  # both workers hold keys
+    # the second round's keys stay where the first round put them
+    assert ({k: p.most_common(1)[0][0] for k, p in rounds[0].items()}
+            == {k: p.most_common(1)[0][0] for k, p in rounds[1].items()})
+
+
+def test_keys_of_a_dead_worker_move_on():
+    with SandboxPool(preload=(), workers=2, timeout=20) as pool:
+        first = pool.run([Task(BAD + "sleep_then", (0, 1), affinity="k")])[0]
+        crash = pool.run([Task(BAD + "segfault", affinity="k")])[0]
+        assert crash.status == "crashed" and crash.worker_pid == first.worker_pid
+        after = pool.run([Task(BAD + "sleep_then", (0, 2), affinity="k")])[0]
+        assert after.status == "ok" and after.worker_pid != first.worker_pid
+
+
+def test_affinity_must_be_a_string():
+    with pytest.raises(TaskError, match="affinity"):
+        Task("os:getpid", affinity=3)
