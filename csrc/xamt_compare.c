@@ -262,7 +262,7 @@ static void median_cplx(int ka, const double *vr, const double *vi, double *tr, 
 
 /* ------------------------------------------------------------------ decoding */
 
-static void load_real(int code, const void *src, int64_t j0, int m, double *dst)
+XC_HOT static void load_real(int code, const void *src, int64_t j0, int m, double *dst)
 {
     int j;
     switch (code) {
@@ -397,6 +397,10 @@ typedef struct {
     double rtol, atol, smin, mmin, Mr, Mu, Mp;
     /* per-member variant: each member's own maxima (rel, tolerance units, ulp), in fused order */
     double pr[8], pu[8], pp[8];
+    /* spread pass: bits of the smallest maximum of |a - ref| over the members (0 while one
+     * never differed); Mr, or NaN for Mr = inf; Mp * smin and Mp * mmin (see XC_SPREAD) */
+    int64_t wlim;
+    double Mrs, Mps, Mpm;
 } fparams;
 
 /* Per-element reference for a fused kernel: median of KA keys (or the first row when INDEX). */
@@ -524,10 +528,145 @@ static const fused_d_fn FUSED_D[2][2][9] = {
      {0, 0, pi_d2, pi_d3, pi_d4, pi_d5, pi_d6, pi_d7, pi_d8}}};
 #define XC_FUSED_MAX 8
 
+/* ------------------------------------------------------------------ spread-only fused pass */
+/* The pass above computes |a - ref| for every member to keep each member's maximum. Once the
+ * maxima have settled, a chunk rarely raises any of them, and that can be decided from the
+ * spread alone: the largest |a - ref| over the members of an element is
+ * max(max_a - ref, ref - min_a) (rounding is monotone, so this holds for the rounded
+ * differences too), and the extremes fall out of the sorting network the median needs anyway.
+ * So this pass computes per element only the reference, the extremes and that spread w, the
+ * chunk's largest w (W), and the screen of XC_FUSED with PM = 0. When W exceeds the smallest
+ * maximum of |a - ref| of a member (or a member never differed yet), the caller runs XC_FUSED
+ * on the chunk, which is still in L1.
+ *
+ * The network sorts the values with min/max (a < b ? a : b, one vminps/vminpd), not in the
+ * total order of the scalar median: the two differ only in which of -0.0 and +0.0 they return,
+ * which changes neither |a - ref| nor |ref|. Such min/max return their second operand when
+ * either is NaN; for 2..4 members the operands are ordered so that a NaN of every input reaches
+ * the reference or the maximum, so w (or the reference) is NaN, and an infinity makes w
+ * infinite or NaN; W at or above the bits of +inf sends the chunk to the general path, which is
+ * exact. The larger networks and the index reference check the sum of the values instead (NaN
+ * or inf when any value is, or when the sum overflows; then the general path is merely slower).
+ *
+ * The screen runs on the bits of non-negative doubles (ordered like the values; NaN above
+ * +inf, so it never passes): an element is a candidate when bits(w) >= T, with
+ * T = max(1, min(bits(Mr * |ref|), bits(Mu * thr), Tq)). T >= 1 stands for w > 0; Tq is the ulp
+ * test: q = Mp * ulp = max(p * (Mp * smin), Mp * mmin) for p = pow2floor(|ref|) (exactly
+ * XC_FUSED's product, as Mp * smin is exact: fused_params makes sure), and w > q, or w == q
+ * where q is subnormal, i.e. Tq = bits(q) + (q >= DBL_MIN). */
+static inline float vmin_f(float a, float b) { return a < b ? a : b; }
+static inline float vmax_f(float a, float b) { return a > b ? a : b; }
+static inline double vmin_d(double a, double b) { return a < b ? a : b; }
+static inline double vmax_d(double a, double b) { return a > b ? a : b; }
+static inline int32_t absbits_f(float x) { return fbits(x) & INT32_C(0x7FFFFFFF); }
+static inline int64_t absbits_d(double x) { return dbits(x) & XC_ABS64; }
+#define XC_INFBITS_f INT32_C(0x7F800000)
+#define XC_INFBITS_d XC_EXP64
+
+#define XC_SPREAD(NAME, T, KT, SFX, KA, INDEX)                                                 \
+    XC_HOT static int NAME(const T *const *xs, int m, const fparams *P, int64_t *wo)           \
+    {                                                                                          \
+        const T *x[KA];                                                                        \
+        const int sumcheck = (INDEX) || (KA) > 4;                                              \
+        int64_t wmax = 0, anyc = INT64_MIN;                                                    \
+        const int64_t mpm = dbits(P->Mpm), dminb = dbits(DBL_MIN);                             \
+        const double rtol = P->rtol, atol = P->atol, Mr = P->Mrs, Mu = P->Mu, mps = P->Mps;    \
+        KT smx = 0;                                                                            \
+        int a, j;                                                                              \
+        for (a = 0; a < (KA); a++) x[a] = xs[a];                                               \
+        for (j = 0; j < m; j++) {                                                              \
+            T v[KA], mn, mx;                                                                   \
+            double R, ar, thr;                                                                 \
+            int64_t wb, qb, t;                                                                 \
+            _Pragma("GCC unroll 8") for (a = 0; a < (KA); a++) v[a] = x[a][j];                 \
+            if (sumcheck) {                                                                    \
+                T s_ = v[0];                                                                   \
+                _Pragma("GCC unroll 8") for (a = 1; a < (KA); a++) s_ += v[a];                 \
+                smx = max_##SFX(smx, absbits_##SFX(s_));                                       \
+            }                                                                                  \
+            if (INDEX) {                                                                       \
+                mn = v[0];                                                                     \
+                mx = v[0];                                                                     \
+                _Pragma("GCC unroll 8") for (a = 1; a < (KA); a++) {                           \
+                    mn = vmin_##SFX(mn, v[a]);                                                 \
+                    mx = vmax_##SFX(mx, v[a]);                                                 \
+                }                                                                              \
+                R = (double)v[0];                                                              \
+            } else if ((KA) == 2) { /* NaN of v0: mx, of v1: mn (and both: R) */               \
+                mn = vmin_##SFX(v[0], v[1]);                                                   \
+                mx = vmax_##SFX(v[1], v[0]);                                                   \
+                R = mid_##SFX((double)v[0], (double)v[1]);                                     \
+            } else if ((KA) == 3) { /* v0: h, mx; v1: l, R; v2: mn */                         \
+                T l_ = vmin_##SFX(v[0], v[1]), h_ = vmax_##SFX(v[1], v[0]);                    \
+                mn = vmin_##SFX(l_, v[2]);                                                     \
+                mx = vmax_##SFX(v[2], h_);                                                     \
+                R = (double)vmax_##SFX(vmin_##SFX(h_, v[2]), l_);                              \
+            } else if ((KA) == 4) { /* v0: h1, mx; v1: l1, lo; v2: h2, hi; v3: l2, mn */      \
+                T l1_ = vmin_##SFX(v[0], v[1]), h1_ = vmax_##SFX(v[1], v[0]);                  \
+                T l2_ = vmin_##SFX(v[2], v[3]), h2_ = vmax_##SFX(v[3], v[2]);                  \
+                mn = vmin_##SFX(l1_, l2_);                                                     \
+                mx = vmax_##SFX(h2_, h1_);                                                     \
+                R = mid_##SFX((double)vmax_##SFX(l2_, l1_), (double)vmin_##SFX(h1_, h2_));     \
+            } else {                                                                           \
+                const unsigned char(*net_)[2] = (KA) == 5 ? NET5 : (KA) == 6 ? NET6            \
+                                              : (KA) == 7 ? NET7 : NET8;                       \
+                const int nn_ = (KA) == 5 ? 9 : (KA) == 6 ? 12 : (KA) == 7 ? 16 : 19;          \
+                _Pragma("GCC unroll 20") for (a = 0; a < nn_; a++) {                           \
+                    T x_ = v[net_[a][0]], y_ = v[net_[a][1]];                                  \
+                    v[net_[a][0]] = vmin_##SFX(x_, y_);                                        \
+                    v[net_[a][1]] = vmax_##SFX(x_, y_);                                        \
+                }                                                                              \
+                mn = v[0];                                                                     \
+                mx = v[(KA) - 1];                                                              \
+                R = ((KA) & 1) ? (double)v[(KA) / 2]                                           \
+                               : mid_##SFX((double)v[(KA) / 2 - 1], (double)v[(KA) / 2]);      \
+            }                                                                                  \
+            wb = max_d(absbits_d((double)mx - R), absbits_d(R - (double)mn));                  \
+            wmax = max_d(wmax, wb);                                                            \
+            ar = fabs(R);                                                                      \
+            thr = atol + rtol * ar;                                                            \
+            qb = max_d(dbits(bitsd(dbits(ar) & XC_EXP64) * mps), mpm);                         \
+            t = min_d(min_d(dbits(Mr * ar), dbits(Mu * thr)), qb + (int64_t)(qb >= dminb));    \
+            anyc = max_d(anyc, wb - max_d(t, 1));                                              \
+        }                                                                                      \
+        if (sumcheck && smx >= XC_INFBITS_##SFX) wmax = XC_EXP64;                              \
+        *wo = wmax;                                                                            \
+        return anyc >= 0;                                                                      \
+    }
+
+#define XC_SPREAD_SET(SFX, T, KT, KA)                                                          \
+    XC_SPREAD(sm_##SFX##KA, T, KT, SFX, KA, 0)                                                 \
+    XC_SPREAD(si_##SFX##KA, T, KT, SFX, KA, 1)
+
+XC_SPREAD_SET(f, float, int32_t, 2)
+XC_SPREAD_SET(f, float, int32_t, 3)
+XC_SPREAD_SET(f, float, int32_t, 4)
+XC_SPREAD_SET(f, float, int32_t, 5)
+XC_SPREAD_SET(f, float, int32_t, 6)
+XC_SPREAD_SET(f, float, int32_t, 7)
+XC_SPREAD_SET(f, float, int32_t, 8)
+XC_SPREAD_SET(d, double, int64_t, 2)
+XC_SPREAD_SET(d, double, int64_t, 3)
+XC_SPREAD_SET(d, double, int64_t, 4)
+XC_SPREAD_SET(d, double, int64_t, 5)
+XC_SPREAD_SET(d, double, int64_t, 6)
+XC_SPREAD_SET(d, double, int64_t, 7)
+XC_SPREAD_SET(d, double, int64_t, 8)
+
+typedef int (*spread_f_fn)(const float *const *, int, const fparams *, int64_t *);
+typedef int (*spread_d_fn)(const double *const *, int, const fparams *, int64_t *);
+/* [index reference][KA] */
+static const spread_f_fn SPREAD_F[2][9] = {
+    {0, 0, sm_f2, sm_f3, sm_f4, sm_f5, sm_f6, sm_f7, sm_f8},
+    {0, 0, si_f2, si_f3, si_f4, si_f5, si_f6, si_f7, si_f8}};
+static const spread_d_fn SPREAD_D[2][9] = {
+    {0, 0, sm_d2, sm_d3, sm_d4, sm_d5, sm_d6, sm_d7, sm_d8},
+    {0, 0, si_d2, si_d3, si_d4, si_d5, si_d6, si_d7, si_d8}};
+
 /* ------------------------------------------------------------------ real general chunk path */
 
 /* F[j] = -1 (all bits) where every row is finite at j, else 0; returns the number of 0s. */
-static int finite_mask(int ka, const double *const *rows, int m, int64_t *restrict F)
+XC_HOT static int finite_mask(int ka, const double *const *rows, int m, int64_t *restrict F)
 {
     int a, j, bad = 0;
     for (j = 0; j < m; j++) F[j] = -1;
@@ -541,7 +680,7 @@ static int finite_mask(int ka, const double *const *rows, int m, int64_t *restri
 
 /* Element-wise median of ka rows, bit-identical to median_real where all values are finite
  * (elsewhere the result is meaningless and must be replaced). */
-static void median_rows(int ka, const double *const *rows, int m, double *restrict R,
+XC_HOT static void median_rows(int ka, const double *const *rows, int m, double *restrict R,
                         int64_t *restrict S)
 {
     int j, a, p;
@@ -711,6 +850,16 @@ static void fused_params(const ctx_t *c, fparams *P)
     P->Mr = Mr;
     P->Mu = Mu;
     P->Mp = Mp;
+    /* a NaN factor keeps its products out of the spread screen's minimum: Mr = inf raises
+     * nothing, and inf * 0 would be a (negative) NaN; Mp * smin must be exact (normal) for the
+     * product there to equal XC_FUSED's, else Mp = 0 screens every w > 0 */
+    P->Mrs = Mr == INFINITY ? NAN : Mr;
+    P->Mps = Mp * P->smin;
+    P->Mpm = Mp * P->mmin;
+    if (Mp > 0.0 && Mp < INFINITY && P->Mps < DBL_MIN) P->Mps = P->Mpm = 0.0;
+    P->wlim = INT64_MAX;
+    for (a = 0; a < c->ka; a++)
+        if (a != c->refpos && dbits(c->acc[a].mx[0]) < P->wlim) P->wlim = dbits(c->acc[a].mx[0]);
     /* per member, in fused order (the reference first when there is one); a member that never
      * differed has maxima 0, so any difference of its own is a candidate */
     for (a = 0; a < c->ka && a < XC_FUSED_MAX; a++) {
@@ -728,7 +877,7 @@ static void fused_params(const ctx_t *c, fparams *P)
 static int run_real(const ctx_t *c, const void *const *src, const int *code)
 {
     int ka = c->ka, a, j, nbad, uniform = code[0], pm = 0, pm_left = 0, window = 0;
-    int false_alarms = 0;
+    int false_alarms = 0, full, sp_left = 0, sp_window = 0, sp_miss = 0, sp_backoff = 8;
     int64_t work;
     size_t rowsz = (size_t)CH * sizeof(double);
     /* B: ka decoded rows, S: ka key rows, then R, AR, THR, TAU, F; vals, tmp: ka each;
@@ -780,12 +929,53 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
                 window = 1;
                 false_alarms = 0;
             }
-            if (uniform == XC_F32)
-                anyc = FUSED_F[pm][c->refpos >= 0][ka]((const float *const *)frows, m, &P, mxo);
-            else
-                anyc = FUSED_D[pm][c->refpos >= 0][ka]((const double *const *)frows, m, &P, mxo);
-            for (a = 0; a < ka; a++) fin &= mxo[a] < XC_EXP64;
-            if (fin) {
+            full = 1;
+            if (sp_left > 0) {
+                sp_left--;
+            } else {
+                /* spread pass: settles the chunk when no member's maximum of |a - ref| can rise
+                 * and the screen finds no candidate */
+                int64_t w;
+                int settled;
+                if (uniform == XC_F32)
+                    anyc = SPREAD_F[c->refpos >= 0][ka]((const float *const *)frows, m, &P, &w);
+                else
+                    anyc = SPREAD_D[c->refpos >= 0][ka]((const double *const *)frows, m, &P, &w);
+                settled = w <= P.wlim && !anyc;
+                if (!settled) {
+                    sp_miss++;
+                    if (w >= XC_EXP64) { /* NaN or inf somewhere: the general path */
+                        fin = 0;
+                        full = 0;
+                    } else if (w <= P.wlim && !pm) {
+                        full = 0; /* the full pass would raise the same alarm: chunk_detail */
+                    }
+                }
+                /* when most spread passes of 16 settle nothing (maxima still rising, NaN
+                 * everywhere, members of very different noise), skip them for a while, longer
+                 * each time */
+                if (++sp_window == 16) {
+                    if (sp_miss >= 8) {
+                        sp_left = sp_backoff;
+                        if (sp_backoff < 256) sp_backoff *= 2;
+                    } else {
+                        sp_backoff = 8;
+                    }
+                    sp_miss = 0;
+                    sp_window = 0;
+                }
+                if (settled) continue;
+            }
+            if (full) {
+                if (uniform == XC_F32)
+                    anyc = FUSED_F[pm][c->refpos >= 0][ka]((const float *const *)frows, m, &P,
+                                                           mxo);
+                else
+                    anyc = FUSED_D[pm][c->refpos >= 0][ka]((const double *const *)frows, m, &P,
+                                                           mxo);
+                for (a = 0; a < ka; a++) fin &= mxo[a] < XC_EXP64;
+            }
+            if (full && fin) {
                 /* mxo is in fused order; map back to member positions */
                 for (a = 0; a < ka; a++) {
                     int pos = c->refpos >= 0 ? (a == c->refpos ? 0 : 1 + a - (a > c->refpos))

@@ -79,3 +79,87 @@ def test_backends_identical_members_of_different_noise(reference, dtype):
     outs[3][::997] = np.nan
     reps = _reports(outs, reference, None, False)
     assert reps[0].key() == reps[1].key() == reps[2].key(), [r.summary() for r in reps]
+
+
+def _ulp_noise(rng, k: int, n: int, dtype) -> list[np.ndarray]:
+    """k members that each move 25 % of the elements of one random array by one ulp."""
+    base = rng.standard_normal(n).astype(dtype)
+    outs = []
+    for _ in range(k):
+        x = base.copy()
+        hit = np.flatnonzero(rng.random(n) < 0.25)
+        towards = np.where(rng.random(hit.size) < 0.5, np.inf, -np.inf).astype(dtype)
+        x[hit] = np.nextafter(x[hit], towards)
+        outs.append(x)
+    return outs
+
+
+# one element of one member, in a chunk of its own, late in the array (see _settled_group);
+# "ulp" first: later events raise the maximum ulp difference beyond its 3 ulps
+LATE_EVENTS = ["ulp", "tol", "nan", "-nan", "inf", "-inf", "zeros", "subnormal", "all_nan",
+               "all_inf", "record", "rel", "huge"]
+
+
+def _settled_group(rng, k: int, dtype, reference) -> list[np.ndarray]:
+    """1-ulp noise whose running maxima settle in the first chunks (so the C kernel takes its
+    spread-only pass), then every event of LATE_EVENTS in every member position, each in a
+    chunk of its own: any event that pass missed would change the report."""
+    chunk, lead = 256, 24
+    events = [(e, i) for e in LATE_EVENTS for i in range(k)]
+    n = chunk * (lead + 2 * len(events))
+    outs = _ulp_noise(rng, k, n, dtype)
+    info = np.finfo(dtype)
+    for slot, (event, i) in enumerate(events):
+        j = chunk * (lead + 2 * slot) + int(rng.integers(chunk))
+        x = outs[i]
+        with np.errstate(all="ignore"):
+            if event in ("nan", "-nan", "inf", "-inf"):
+                x[j] = dtype(event)
+            elif event == "record":       # a larger |a - ref| than any so far
+                x[j] = x[j] + dtype(64) * np.spacing(x[j])
+            elif event == "rel":          # tiny |ref|: a large relative, tiny absolute difference
+                for o in outs:
+                    o[j] = dtype(1e-30)
+                x[j] = dtype(1e-30) * dtype(1.001)
+            elif event == "ulp":          # more ulps than so far, not a larger relative
+                v = np.nextafter(dtype(2.0 ** -6), dtype(0))  # just below a power of two
+                for o in outs:
+                    o[j] = v
+                x[j] = v - dtype(6 if k == 2 and reference is None else 3) * np.spacing(v)
+            elif event == "tol":          # outside a zero tolerance, tiny |a - ref|
+                for o in outs:
+                    o[j] = dtype(1e-3)
+                x[j] = np.nextafter(dtype(1e-3), dtype(1))
+            elif event == "zeros":        # signed zeros and one tiny value
+                for m, o in enumerate(outs):
+                    o[j] = dtype(-0.0) if m % 2 else dtype(0.0)
+                x[j] = info.smallest_subnormal
+            elif event == "huge":         # finite, but sums overflow
+                for o in outs:
+                    o[j] = info.max
+                x[j] = np.nextafter(info.max, dtype(0))
+            elif event == "subnormal":    # subnormal reference and differences
+                for m, o in enumerate(outs):
+                    o[j] = info.smallest_subnormal * dtype(3 + m % 2)
+                x[j] = info.smallest_subnormal * dtype(7)
+            elif event == "all_nan":
+                for o in outs:
+                    o[j] = np.nan
+            elif event == "all_inf":
+                for o in outs:
+                    o[j] = np.inf if i % 2 else -np.inf
+    return outs
+
+
+@pytest.mark.parametrize("tol", [None, Tolerance(0.0, 0.0)], ids=["default-tol", "zero-tol"])
+@pytest.mark.parametrize("reference", [None, 0], ids=["median", "ref0"])
+@pytest.mark.parametrize("k", [2, 3, 4, 5, 8])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_backends_identical_late_events(dtype, k, reference, tol):
+    """Rare elements after the maxima settled: NaN/inf in each member position (the spread pass
+    finds them through its network or a sum), new maxima of each kind, signed zeros,
+    overflowing sums, subnormals."""
+    rng = np.random.default_rng(1000 * k + (dtype == np.float64))
+    outs = _settled_group(rng, k, dtype, reference)
+    reps = _reports(outs, reference, tol, False)
+    assert reps[0].key() == reps[1].key() == reps[2].key(), [r.summary() for r in reps]
