@@ -208,7 +208,7 @@ class FrameReader:
                 raise ProtocolError(f"frame length {length} is implausible")
             if self._end - self._start - 8 >= length:
                 begin = self._start + 8
-                frames.append(bytearray(buf[begin:begin + length]))
+                frames.append(buf[begin:begin + length])  # a slice of a bytearray is a new bytearray
                 self._start = begin + length
             elif length > _SMALL_FRAME:
                 have = self._end - self._start - 8

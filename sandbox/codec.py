@@ -123,7 +123,8 @@ def _torch_to_numpy(obj: Any) -> Optional[Tuple[np.ndarray, str, str, str]]:
         array = obj.numpy()
     except (RuntimeError, TypeError):
         array = _torch_to_numpy_careful(obj, torch)
-    return array, _name(type(obj)), _name(obj.device), _name(obj.dtype)
+    # the device of a CPU tensor is "cpu" (is_cpu is cheap; .device makes a new object per call)
+    return array, _name(type(obj)), "cpu" if obj.is_cpu else _name(obj.device), _name(obj.dtype)
 
 
 def _torch_to_numpy_careful(obj: Any, torch: Any) -> np.ndarray:

@@ -318,9 +318,14 @@ class Worker:
                 return  # an empty frame: the pool retires this worker
             results = codec.PacketGroup()
             flushed = _monotonic()
+            run_packet, progress = self.run_packet, self._progress
             for header, buffers in packets:
-                self._mark_start(_monotonic())
-                self.run_packet(header, buffers, results)
+                # publish "one more task started, at now" on the progress page (time first)
+                now = _monotonic()
+                self.started += 1
+                if progress is not None:
+                    progress.publish(self.started, now)
+                run_packet(header, buffers, results)
                 if len(results) >= RESULT_BATCH or _monotonic() - flushed >= RESULT_DELAY:
                     channel.send_packets(self.sock, [results.packet()])
                     results = codec.PacketGroup()
@@ -328,12 +333,6 @@ class Worker:
             if len(results):
                 channel.send_packets(self.sock, [results.packet()])
             del body, packets, results
-
-    def _mark_start(self, now: float) -> None:
-        """Publish "one more task started, at ``now``" on the progress page (time first)."""
-        self.started += 1
-        if self._progress is not None:
-            self._progress.publish(self.started, now)
 
     # --- one task ---------------------------------------------------------------------------
 
