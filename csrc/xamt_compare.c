@@ -553,7 +553,8 @@ static const fused_d_fn FUSED_D[2][2][9] = {
  * T = max(1, min(bits(Mr * |ref|), bits(Mu * thr), Tq)). T >= 1 stands for w > 0; Tq is the ulp
  * test: q = Mp * ulp = max(p * (Mp * smin), Mp * mmin) for p = pow2floor(|ref|) (exactly
  * XC_FUSED's product, as Mp * smin is exact: fused_params makes sure), and w > q, or w == q
- * where q is subnormal, i.e. Tq = bits(q) + (q >= DBL_MIN). */
+ * where q is subnormal, i.e. Tq = bits(q) + (q >= DBL_MIN). For float32 groups, q >= Mp * mmin
+ * >= DBL_MIN (run_real makes sure), so Tq = bits(q) + 1. */
 static inline float vmin_f(float a, float b) { return a < b ? a : b; }
 static inline float vmax_f(float a, float b) { return a > b ? a : b; }
 static inline double vmin_d(double a, double b) { return a < b ? a : b; }
@@ -626,7 +627,8 @@ static inline int64_t absbits_d(double x) { return dbits(x) & XC_ABS64; }
             ar = fabs(R);                                                                      \
             thr = atol + rtol * ar;                                                            \
             qb = max_d(dbits(bitsd(dbits(ar) & XC_EXP64) * mps), mpm);                         \
-            t = min_d(min_d(dbits(Mr * ar), dbits(Mu * thr)), qb + (int64_t)(qb >= dminb));    \
+            qb += sizeof(T) == 4 ? 1 : (int64_t)(qb >= dminb);                                 \
+            t = min_d(min_d(dbits(Mr * ar), dbits(Mu * thr)), qb);                             \
             anyc = max_d(anyc, wb - max_d(t, 1));                                              \
         }                                                                                      \
         if (sumcheck && smx >= XC_INFBITS_##SFX) wmax = XC_EXP64;                              \
@@ -922,6 +924,10 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
             for (a = 0; a < ka; a++)
                 if (a != c->refpos) frows[p++] = (const char *)src[a] + (size_t)j0 * isz;
             fused_params(c, &P);
+            /* float32 spread passes take q >= DBL_MIN for granted (see XC_SPREAD); a tinier Mp
+             * is screened as 0, i.e. every w > 0 is a candidate */
+            if (uniform == XC_F32 && P.Mp > 0.0 && P.Mp < INFINITY && P.Mpm < DBL_MIN)
+                P.Mps = P.Mpm = 0.0;
             pm = pm_left > 0;
             if (pm) {
                 pm_left--;
