@@ -10,7 +10,7 @@ so that load from other processes hits every method alike; figures are medians o
    SandboxPool.run (batched; workers replaced every 1000 tasks as in the issue's example, and
    never), SandboxPool.submit with one task in flight, multiprocessing.Pool and
    ProcessPoolExecutor (map with chunksize=1: one round trip per call, the baseline of the
-   target). Also ProcessPoolExecutor.map with chunksize=32, the usual way to feed it tiny calls,
+   target). Also ProcessPoolExecutor.map with chunksize=64, the usual way to feed it tiny calls,
    and the same batch size as SandboxPool's default: reported, with its ratio, for honesty.
 2. Time from a worker's segfault to the next task's result, torch preloaded: SandboxPool forking
    from its zygote (with its default warm spare, and with none) vs. the same pool in spawn mode,
@@ -44,7 +44,7 @@ from sandbox import SandboxPool, Status, Task  # noqa: E402
 
 BAD = "tests.badtasks:"
 RESULTS = ROOT / "bench" / "results" / "sandbox.json"
-CHUNKSIZE = 32  # SandboxPool's default batch size
+CHUNKSIZE = 64  # SandboxPool's default batch size
 PPE_CHUNKED = f"ProcessPoolExecutor, map chunksize={CHUNKSIZE}"
 A = np.ones(16, dtype=np.float32)
 B = np.arange(16, dtype=np.float32)

@@ -202,7 +202,9 @@ class SandboxPool:
             (fail when unsafe) or ``"spawn"``.
         spares: extra idle workers kept forked, so a worker that dies or retires is replaced at
             once and confirmation runs find a fresh worker; at most ``workers`` run tasks at a time.
-        batch_size: most tasks sent to a worker in one message.
+        batch_size: most tasks sent to a worker in one message (larger batches cost less per
+            task; when a worker dies, the tasks of its batch it had finished but not yet
+            reported run again).
         file_size_limit: ``RLIMIT_FSIZE`` of workers, bytes.
         capture_limit: bytes kept of each of a task's stdout and stderr (the tails).
         env: extra environment variables for the zygote and workers (e.g. ``KERAS_BACKEND``).
@@ -222,7 +224,7 @@ class SandboxPool:
         confirm: bool = True,
         start_method: str = "auto",
         spares: int = 1,
-        batch_size: int = 32,
+        batch_size: int = 64,
         file_size_limit: Optional[int] = 64 << 20,
         capture_limit: int = 16 << 10,
         env: Optional[Mapping[str, str]] = None,
