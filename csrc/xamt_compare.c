@@ -764,9 +764,9 @@ XC_HOT static int64_t screen_member(const double *restrict x, const double *rest
  * mismatches and non-finite elements; 0 means the chunk could have been skipped. */
 static int64_t chunk_detail(const ctx_t *c, const double *const *rows, const double *R, int64_t j0,
                          int m, double *AR, double *THR, double *TAU, int32_t *cand,
-                         const int64_t *F, int nbad)
+                         const int64_t *F, const int32_t *badj, int nbad)
 {
-    int a, j;
+    int a, j, q;
     int64_t work = nbad;
     prep(R, m, c->rtol, c->atol, c->tolzero, AR, THR, TAU);
     for (a = 0; a < c->ka; a++) {
@@ -793,10 +793,11 @@ static int64_t chunk_detail(const ctx_t *c, const double *const *rows, const dou
                 nc--;
             }
         A->first = -1;
-        for (j = 0; j < m && nbad > 0; j++)
-            if (!F[j])
-                elem_real(A, j0 + j, x[j], R[j], AR[j], THR[j], TAU[j], c->uscale[a],
-                          c->umin[a], c->sz);
+        for (q = 0; q < nbad; q++) {
+            j = badj[q];
+            elem_real(A, j0 + j, x[j], R[j], AR[j], THR[j], TAU[j], c->uscale[a], c->umin[a],
+                      c->sz);
+        }
         fs = A->first;
         /* the earliest of: an earlier chunk's, this vector pass's, this scalar pass's */
         A->first = f0 >= 0 ? f0 : fv < 0 ? fs : fs < 0 ? fv : fv < fs ? fv : fs;
@@ -878,20 +879,21 @@ static void fused_params(const ctx_t *c, fparams *P)
 
 static int run_real(const ctx_t *c, const void *const *src, const int *code)
 {
-    int ka = c->ka, a, j, nbad, uniform = code[0], pm = 0, pm_left = 0, window = 0;
+    int ka = c->ka, a, j, q, nbad, uniform = code[0], pm = 0, pm_left = 0, window = 0;
     int false_alarms = 0, full, sp_left = 0, sp_window = 0, sp_miss = 0, sp_backoff = 8;
+    int nf_left = 0, nf_window = 0, nf_miss = 0, nf_backoff = 8;
     int64_t work;
     size_t rowsz = (size_t)CH * sizeof(double);
     /* B: ka decoded rows, S: ka key rows, then R, AR, THR, TAU, F; vals, tmp: ka each;
-     * ptrs: 2 * ka row pointers (fused order and member order); cand: CH int32 */
+     * ptrs: 2 * ka row pointers (fused order and member order); cand, badj: CH int32 each */
     char *mem = malloc(rowsz * (size_t)(2 * ka + 5) + sizeof(double) * (size_t)(2 * ka)
-                       + sizeof(void *) * (size_t)(2 * ka) + sizeof(int32_t) * CH
+                       + sizeof(void *) * (size_t)(2 * ka) + sizeof(int32_t) * 2 * CH
                        + sizeof(int64_t) * (size_t)ka);
     double *B, *R, *AR, *THR, *TAU, *vals, *tmp;
     int64_t *S, *mxo, *F;
     const double **rows;
     const void **frows;
-    int32_t *cand;
+    int32_t *cand, *badj;
     int64_t j0;
     int fused_ok;
     if (!mem) return XC_ENOMEM;
@@ -908,6 +910,7 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
     rows = (const double **)(mxo + ka);
     frows = (const void **)(rows + ka);
     cand = (int32_t *)(frows + ka);
+    badj = cand + CH;
 
     for (a = 1; a < ka; a++)
         if (code[a] != uniform) uniform = -1;
@@ -915,7 +918,22 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
 
     for (j0 = 0; j0 < c->n; j0 += CH) {
         int m = (int)(c->n - j0 < CH ? c->n - j0 : CH), fin = 1;
-        if (fused_ok) {
+        if (fused_ok && nf_left == 0 && ++nf_window > 16) {
+            /* when most chunks hold NaN or inf, the fused passes only find that out: skip
+             * them for a while, longer each time */
+            if (nf_miss >= 8) {
+                nf_left = nf_backoff;
+                if (nf_backoff < 256) nf_backoff *= 2;
+            } else {
+                nf_backoff = 8;
+            }
+            nf_miss = 0;
+            nf_window = 1;
+        }
+        if (fused_ok && nf_left > 0) {
+            nf_left--;
+            if (nf_left == 0) nf_window = 0;
+        } else if (fused_ok) {
             fparams P;
             int anyc, p = 0, need_detail = 0;
             const size_t isz = uniform == XC_F32 ? sizeof(float) : sizeof(double);
@@ -995,6 +1013,7 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
                 if (!anyc && !need_detail) continue;
             }
         }
+        if (fused_ok && nf_left == 0) nf_miss += !fin;
         /* general path: decode to double rows */
         for (a = 0; a < ka; a++) {
             if (code[a] == XC_F64) {
@@ -1010,16 +1029,19 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
             continue;
         }
         nbad = finite_mask(ka, rows, m, F);
+        for (j = 0, q = 0; q < nbad; j++) /* the elements the scalar rules take */
+            if (!F[j]) badj[q++] = j;
         if (c->refpos >= 0) {
-            work = chunk_detail(c, rows, rows[c->refpos], j0, m, AR, THR, TAU, cand, F, nbad);
+            work = chunk_detail(c, rows, rows[c->refpos], j0, m, AR, THR, TAU, cand, F, badj,
+                                nbad);
         } else {
             median_rows(ka, rows, m, R, S);
-            for (j = 0; j < m && nbad > 0; j++) {
-                if (F[j]) continue;
+            for (q = 0; q < nbad; q++) {
+                j = badj[q];
                 for (a = 0; a < ka; a++) vals[a] = rows[a][j];
                 R[j] = median_real(ka, vals, tmp);
             }
-            work = chunk_detail(c, rows, R, j0, m, AR, THR, TAU, cand, F, nbad);
+            work = chunk_detail(c, rows, R, j0, m, AR, THR, TAU, cand, F, badj, nbad);
         }
         if (fused_ok && !pm) {
             /* The cheap screen compares the largest difference with the smallest maxima; when

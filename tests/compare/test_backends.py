@@ -163,3 +163,28 @@ def test_backends_identical_late_events(dtype, k, reference, tol):
     outs = _settled_group(rng, k, dtype, reference)
     reps = _reports(outs, reference, tol, False)
     assert reps[0].key() == reps[1].key() == reps[2].key(), [r.summary() for r in reps]
+
+
+@pytest.mark.parametrize("reference", [None, 0], ids=["median", "ref0"])
+@pytest.mark.parametrize("k", [3, 4, 8])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_backends_identical_nonfinite_stretches(dtype, k, reference):
+    """Stretches of chunks that all hold NaN/inf (the C kernel stops trying its fused passes
+    there for a while), between clean stretches with new maxima and mismatches."""
+    rng = np.random.default_rng(77 * k + (dtype == np.float64))
+    chunk, stretches = 256, [40, 24, 3, 60, 2, 30]  # chunks: dirty, clean, dirty, ...
+    n = chunk * sum(stretches)
+    outs = _ulp_noise(rng, k, n, dtype)
+    start = 0
+    for s, length in enumerate(stretches):
+        lo, hi = start * chunk, (start + length) * chunk
+        if s % 2 == 0:
+            holes = lo + np.flatnonzero(rng.random(hi - lo) < 0.02)
+            for i, x in enumerate(outs):
+                x[holes[i::k]] = (np.nan, np.inf, -np.inf)[i % 3]
+        else:
+            j = int(rng.integers(lo, hi))
+            outs[s % k][j] += dtype(100) * np.spacing(outs[s % k][j])  # a new maximum
+        start += length
+    reps = _reports(outs, reference, None, False)
+    assert reps[0].key() == reps[1].key() == reps[2].key(), [r.summary() for r in reps]
