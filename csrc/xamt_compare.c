@@ -4,11 +4,14 @@
  * everything else happens in L1/L2:
  *
  * 1. Real groups of 2..8 members that all are float32 or all float64 first take one fused,
- *    vectorised pass per chunk (XC_FUSED): decode, reference (median network or member), and per
- *    member only |a - ref| and its maximum. The other maxima (relative, ulp, tolerance units)
- *    need a division per element; the pass only checks whether any element *could* raise one of
- *    them, or exceed the tolerance, by comparing |a - ref| with "running maximum x divisor".
- *    That test is conservative (see screen_member), so most chunks end here, exactly.
+ *    vectorised pass per chunk: the spread pass (XC_SPREAD) computes the reference (median
+ *    network or member) and only the largest |a - ref| over the members; while that stays
+ *    within every member's running maximum, no per-member work is needed. Otherwise the full
+ *    pass (XC_FUSED) computes |a - ref| and its maximum per member. The other maxima (relative,
+ *    ulp, tolerance units) need a division per element; both passes only check whether any
+ *    element *could* raise one of them, or exceed the tolerance, by comparing |a - ref| with
+ *    "running maximum x divisor". That test is conservative (see screen_member), so most chunks
+ *    end here, exactly. Stretches of chunks holding NaN/inf skip these passes.
  * 2. Otherwise (a flagged chunk, other dtypes, more members) the chunk is decoded into float64
  *    rows and chunk_detail screens each member against its own maxima, divides only for the
  *    candidates it finds, and applies the scalar rules (elem_real) to elements holding NaN/inf.
@@ -680,37 +683,50 @@ XC_HOT static int finite_mask(int ka, const double *const *rows, int m, int64_t 
     return bad;
 }
 
-/* Element-wise median of ka rows, bit-identical to median_real where all values are finite
- * (elsewhere the result is meaningless and must be replaced). */
+/* Element-wise median of ka rows, equal to median_real where all values are finite (up to the
+ * sign of a zero result, which neither |a - ref| nor |ref| sees; signed-zero comparisons take
+ * the scalar path); elsewhere the result is meaningless and must be replaced. Sorts with
+ * min/max like XC_SPREAD (see there). */
 XC_HOT static void median_rows(int ka, const double *const *rows, int m, double *restrict R,
-                        int64_t *restrict S)
+                               double *restrict S)
 {
     int j, a, p;
+    const double *x0 = rows[0], *x1 = ka > 1 ? rows[1] : rows[0];
     if (ka == 1) {
         memcpy(R, rows[0], (size_t)m * sizeof(double));
-        return;
-    }
-    for (a = 0; a < ka; a++) {
-        const double *x = rows[a];
-        int64_t *u = S + (size_t)a * CH;
-        for (j = 0; j < m; j++) u[j] = key_d(x[j]);
-    }
-    for (p = 0; p < ka; p++) { /* odd-even transposition sort of the key rows */
-        for (a = p & 1; a + 1 < ka; a += 2) {
-            int64_t *u = S + (size_t)a * CH, *v = S + (size_t)(a + 1) * CH;
-            for (j = 0; j < m; j++) {
-                int64_t lo = min_d(u[j], v[j]), hi = max_d(u[j], v[j]);
-                u[j] = lo;
-                v[j] = hi;
+    } else if (ka == 2) {
+        for (j = 0; j < m; j++) R[j] = mid_d(x0[j], x1[j]);
+    } else if (ka == 3) {
+        const double *x2 = rows[2];
+        for (j = 0; j < m; j++) {
+            double l = vmin_d(x0[j], x1[j]), h = vmax_d(x0[j], x1[j]);
+            R[j] = vmax_d(l, vmin_d(h, x2[j]));
+        }
+    } else if (ka == 4) {
+        const double *x2 = rows[2], *x3 = rows[3];
+        for (j = 0; j < m; j++) {
+            double lo = vmax_d(vmin_d(x0[j], x1[j]), vmin_d(x2[j], x3[j]));
+            double hi = vmin_d(vmax_d(x0[j], x1[j]), vmax_d(x2[j], x3[j]));
+            R[j] = mid_d(lo, hi);
+        }
+    } else {
+        for (a = 0; a < ka; a++) memcpy(S + (size_t)a * CH, rows[a], (size_t)m * sizeof(double));
+        for (p = 0; p < ka; p++) { /* odd-even transposition sort of the rows */
+            for (a = p & 1; a + 1 < ka; a += 2) {
+                double *u = S + (size_t)a * CH, *v = S + (size_t)(a + 1) * CH;
+                for (j = 0; j < m; j++) {
+                    double lo = vmin_d(u[j], v[j]), hi = vmax_d(u[j], v[j]);
+                    u[j] = lo;
+                    v[j] = hi;
+                }
             }
         }
-    }
-    if (ka & 1) {
-        const int64_t *u = S + (size_t)(ka / 2) * CH;
-        for (j = 0; j < m; j++) R[j] = unkey_d(u[j]);
-    } else {
-        const int64_t *u = S + (size_t)(ka / 2 - 1) * CH, *v = S + (size_t)(ka / 2) * CH;
-        for (j = 0; j < m; j++) R[j] = mid_d(unkey_d(u[j]), unkey_d(v[j]));
+        if (ka & 1) {
+            memcpy(R, S + (size_t)(ka / 2) * CH, (size_t)m * sizeof(double));
+        } else {
+            const double *u = S + (size_t)(ka / 2 - 1) * CH, *v = S + (size_t)(ka / 2) * CH;
+            for (j = 0; j < m; j++) R[j] = mid_d(u[j], v[j]);
+        }
     }
 }
 
@@ -1035,7 +1051,7 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
             work = chunk_detail(c, rows, rows[c->refpos], j0, m, AR, THR, TAU, cand, F, badj,
                                 nbad);
         } else {
-            median_rows(ka, rows, m, R, S);
+            median_rows(ka, rows, m, R, (double *)S);
             for (q = 0; q < nbad; q++) {
                 j = badj[q];
                 for (a = 0; a < ka; a++) vals[a] = rows[a][j];
