@@ -146,6 +146,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="sizes up to 1M, fewer repeats")
     args = parser.parse_args()
+    load_start = os.getloadavg()  # the machine is shared: say how busy it was, start and end
 
     import torch
     # one thread, like the comparator's kernel: torch's thread pool would otherwise turn any
@@ -286,7 +287,7 @@ def main() -> None:
                     "cpus": os.cpu_count(), "python": platform.python_version(),
                     "numpy": np.__version__, "torch": torch.__version__,
                     "torch_threads": torch.get_num_threads(),
-                    "load_average": os.getloadavg()},
+                    "load_average_start": load_start, "load_average": os.getloadavg()},
         "bandwidth": {"baseline_GBps": bw_GBps, "measurements": bws}, "rows": rows, "scenarios_4x4M_f32": scen, "small_groups_us": small,
         "numba_first_call": nb,
         "targets": TARGETS, "verdict": verdict, "quick": args.quick,

@@ -551,8 +551,10 @@ static const fused_d_fn FUSED_D[2][2][9] = {
  * exact. The larger networks and the index reference check the sum of the values instead (NaN
  * or inf when any value is, or when the sum overflows; then the general path is merely slower).
  *
- * The screen runs on the bits of non-negative doubles (ordered like the values; NaN above
- * +inf, so it never passes): an element is a candidate when bits(w) >= T, with
+ * The screen runs on the bits of non-negative doubles, which order like the values (a NaN
+ * product sorts above +inf and drops out when positive, as Mr = NaN makes it; a negative one,
+ * 0 * inf, leaves T = 1 below, which only screens more): an element is a candidate when
+ * bits(w) >= T, with
  * T = max(1, min(bits(Mr * |ref|), bits(Mu * thr), Tq)). T >= 1 stands for w > 0; Tq is the ulp
  * test: q = Mp * ulp = max(p * (Mp * smin), Mp * mmin) for p = pow2floor(|ref|) (exactly
  * XC_FUSED's product, as Mp * smin is exact: fused_params makes sure), and w > q, or w == q
