@@ -3,8 +3,17 @@
 Runs two campaigns on copies of the same store (same registry, libraries, seed, budget and
 workers): one with the variance-guided search (dispersion-weighted parents and group budget),
 one with pure random search (uniform groups, every input a fresh mutation of a seed). Reports
-distinct findings (after triage and replay) for each, by class, plus divergences seen and
-group-iterations run. Writes ``bench/results/search_ablation.json``.
+for each:
+
+* distinct divergences — what the search itself found: divergences de-duplicated by (group,
+  signal, suspected API, input signature), the pre-triage key of a finding; by signal and by
+  group. This is the measure of the search: triage has a fixed share of the time, so when both
+  searches find more than triage can verify, verified findings measure triage, not search;
+* distinct verified findings (after triage and replay within the budget), by class;
+* group-iterations run.
+
+Use a budget that lets every group be visited many times (``--max-groups`` to fuzz a subset),
+and several seeds. Writes ``bench/results/search_ablation.json``.
 
     python bench/search_ablation.py --out xamt-out --budget 5m [--libs ...] [--seeds 0,1]
 """
@@ -12,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -36,11 +46,19 @@ def one(store_dir: Path, work: Path, guided: bool, seed: int, budget: float, lib
     with Store(out / "xamt.db") as st:
         findings = FindingsStore(st).findings(res.campaign_id, verified_only=True)
     keys = {f.dedup_key() for f in findings}
+    with Store(out / "xamt.db") as st:
+        prekeys = [json.loads(r["prekey"]) for r in
+                   st.query("SELECT prekey FROM fuzz_seen WHERE campaign_id=?", (res.campaign_id,))]
+    by_signal: dict[str, int] = {}
+    for pk in prekeys:
+        by_signal[pk[1]] = by_signal.get(pk[1], 0) + 1
     by_class: dict[str, int] = {}
     for f in findings:
         by_class[f.finding_class.value] = by_class.get(f.finding_class.value, 0) + 1
     return {"guided": guided, "seed": seed, "distinct_findings": len(keys), "by_class": by_class,
-            "divergences": res.candidates, "iterations": res.iterations,
+            "divergences": res.candidates, "distinct_divergences": len(prekeys),
+            "divergences_by_signal": by_signal,
+            "groups_with_divergences": len({pk[0] for pk in prekeys}), "iterations": res.iterations,
             "it_per_s": res.iterations_per_s, "groups_with_findings": len({f.group_key for f in findings})}
 
 
@@ -69,21 +87,27 @@ def main(argv=None) -> int:
                 r = one(store_dir, Path(tmp), guided, seed, budget, libs, args.workers, relations,
                         args.max_groups)
                 rows.append(r)
-                print(f"{'guided' if guided else 'random':7s} seed {seed}: {r['distinct_findings']} distinct "
-                      f"findings {r['by_class']}, {r['divergences']} divergences, "
+                print(f"{'guided' if guided else 'random':7s} seed {seed}: {r['distinct_divergences']} distinct "
+                      f"divergences {r['divergences_by_signal']} in {r['groups_with_divergences']} groups; "
+                      f"{r['distinct_findings']} verified findings {r['by_class']}; "
                       f"{r['iterations']} group-iterations", flush=True)
-    g = [r["distinct_findings"] for r in rows if r["guided"]]
-    u = [r["distinct_findings"] for r in rows if not r["guided"]]
-    print(f"\n{'search':8s} {'distinct findings (median)':>28s} {'divergences (median)':>22s}")
-    print(f"{'guided':8s} {statistics.median(g):28.1f} "
-          f"{statistics.median([r['divergences'] for r in rows if r['guided']]):22.1f}")
-    print(f"{'random':8s} {statistics.median(u):28.1f} "
-          f"{statistics.median([r['divergences'] for r in rows if not r['guided']]):22.1f}")
+
+    def med(guided: bool, key: str) -> float:
+        return statistics.median(r[key] for r in rows if r["guided"] == guided)
+
+    cols = [("distinct divergences", "distinct_divergences"), ("groups diverging", "groups_with_divergences"),
+            ("verified findings", "distinct_findings"), ("group-iterations", "iterations")]
+    print(f"\n{'search (median of ' + str(len(seeds)) + ' seeds)':28s}" + "".join(f"{c:>22s}" for c, _ in cols))
+    for guided in (True, False):
+        print(f"{'guided' if guided else 'random':28s}" + "".join(f"{med(guided, k):22.1f}" for _, k in cols))
+    summary = {k: {"guided": med(True, k), "random": med(False, k)} for _, k in cols}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps({"budget_s": budget, "libs": libs, "relations": relations,
-                                   "max_groups": args.max_groups, "runs": rows,
-                                   "median_guided": statistics.median(g),
-                                   "median_random": statistics.median(u)}, indent=2))
+                                   "max_groups": args.max_groups, "seeds": seeds, "workers": args.workers,
+                                   "load_average_after": list(os.getloadavg()), "runs": rows,
+                                   "medians": summary,
+                                   "median_guided": summary["distinct_divergences"]["guided"],
+                                   "median_random": summary["distinct_divergences"]["random"]}, indent=2))
     print(f"wrote {RESULTS}")
     return 0
 

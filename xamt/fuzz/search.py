@@ -5,7 +5,8 @@ in units of the tolerance) is the fitness. For every group the search keeps a sm
 inputs with their dispersion; the next input of a group is a mutation of a parent drawn with
 probability proportional to its dispersion (plus a floor, so zero-dispersion seeds still get
 picked). Groups whose best dispersion keeps growing get more of the budget: a group's weight is
-``(1 + gain) / cost``, where ``gain`` is a decaying sum of recent improvements of its best
+``(1 + gain) / cost`` (for all but an exploring share of draws, which pick uniformly), where
+``gain`` is a decaying sum of recent improvements of its best
 dispersion (capped, so one noisy group cannot starve the rest) and ``cost`` the group's recent
 seconds per iteration (a moving average, floored): dividing by the cost gives every group the
 same share of *time* rather than of iterations, so a group whose members compile for seconds
@@ -52,6 +53,9 @@ COST_ALPHA = 0.3
 KNOWN_FACTOR = 0.1
 #: gain a group earns for a divergence not seen before
 NOVELTY_BONUS = 2.0
+#: share of guided draws that pick a group uniformly: weights learnt from a few costly first
+#: visits must not starve a group for the rest of the campaign
+EXPLORE = 0.3
 
 
 def fitness(dispersion: float) -> float:
@@ -165,6 +169,8 @@ class Search(Generic[T]):
         if self.guided:
             w = np.array([self.groups[k].weight for k in keys], dtype=np.float64)
             picks = self.rng.choice(len(keys), size=n - len(batch), p=w / w.sum())
+            explore = self.rng.random(len(picks)) < EXPLORE
+            picks[explore] = self.rng.integers(0, len(keys), size=int(explore.sum()))
         else:
             picks = self.rng.integers(0, len(keys), size=n - len(batch))
         for i in picks:
