@@ -50,3 +50,18 @@ def test_rules_and_errors(tmp_path):
     bad.write_text('[[rule]]\ncanonical = "x"\nnormalise = "first"\n')
     with pytest.raises(DataFileError, match="why"):
         load_normalisation_rules(bad)
+
+
+def test_library_dtype_objects_are_named_by_their_adapter():
+    torch = pytest.importorskip("torch")
+    from xamt.libraries import torch as torch_adapter
+
+    assert to_numpy_tree((torch.float32, torch.tensor([1])), torch_adapter.to_numpy)[0] == "float32"
+    assert to_numpy_tree(torch.bfloat16, torch_adapter.to_numpy) == "bfloat16"
+
+
+def test_tensorflow_dtypes_are_named_by_their_adapter():
+    tf = pytest.importorskip("tensorflow")
+    from xamt.libraries import tensorflow as tf_adapter
+
+    assert to_numpy_tree([tf.int64, tf.constant([1.0])], tf_adapter.to_numpy)[0] == "int64"

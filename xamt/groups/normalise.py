@@ -51,16 +51,12 @@ class NotComparable(Exception):
 
 
 def _dtype_name(obj: Any) -> str | None:
-    """The numpy-style name of a dtype object of any library, else None."""
+    """The name of a numpy dtype or scalar type, else None (a library's own dtype objects are
+    named by its adapter's ``to_numpy``)."""
     if isinstance(obj, np.dtype):
         return obj.name
     if isinstance(obj, type) and issubclass(obj, np.generic):
         return np.dtype(obj).name
-    module = type(obj).__module__ or ""
-    if module.startswith("torch") and type(obj).__name__ == "dtype":
-        return str(obj).replace("torch.", "")
-    if module.startswith("tensorflow") and type(obj).__name__ == "DType":
-        return str(getattr(obj, "name", obj))
     return None
 
 
@@ -95,6 +91,8 @@ def to_numpy_tree(value: Any, to_numpy: Callable[[Any], Any] | None = None, dept
     if isinstance(value, (bytes, bytearray)):
         return bytes(value).hex()
     converted = to_numpy(value) if to_numpy is not None else np.asarray(value)
+    if isinstance(converted, str):  # the adapter named a dtype object of its library
+        return converted
     if isinstance(converted, (tuple, list)):
         return tuple(to_numpy_tree(v, to_numpy, depth + 1) for v in converted)
     arr = np.asarray(converted)

@@ -28,8 +28,12 @@ def from_numpy(array: Any) -> Any:
 
 
 def to_numpy(value: Any) -> Any:
+    """Tensor → numpy array; a ``tf.DType`` → its name (``"float32"``)."""
     import numpy as np
+    import tensorflow as tf
 
+    if isinstance(value, tf.dtypes.DType):
+        return value.name
     if hasattr(value, "numpy"):
         return np.asarray(value.numpy())
     return np.asarray(value)

@@ -49,10 +49,13 @@ def from_numpy(array: Any) -> Any:
 
 
 def to_numpy(value: Any) -> Any:
-    """Tensor (any device) → numpy array; bfloat16 comes back as ml_dtypes.bfloat16."""
+    """Tensor (any device) → numpy array; bfloat16 comes back as ml_dtypes.bfloat16; a
+    ``torch.dtype`` → its numpy-style name (``"float32"``)."""
     import numpy as np
     import torch
 
+    if isinstance(value, torch.dtype):
+        return str(value).replace("torch.", "")
     if isinstance(value, torch.Tensor):
         t = value.detach().resolve_conj().resolve_neg().cpu()
         if t.dtype == torch.bfloat16:
