@@ -48,6 +48,20 @@ def oom_kill_count() -> Optional[int]:
     return None
 
 
+def type_name(cls: type) -> str:
+    """``module.Qualname`` of a class; builtins bare (``ValueError``)."""
+    module = getattr(cls, "__module__", "builtins")
+    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
+
+
+def safe_str(exc: BaseException) -> str:
+    """``str(exc)``, or a placeholder when the exception's ``__str__`` itself fails."""
+    try:
+        return str(exc)
+    except BaseException:  # a broken __str__ must not break the caller
+        return f"<unprintable {type(exc).__name__}>"
+
+
 def exception_status(exc: BaseException, type_name: str, message: str) -> Status:
     """``oom`` for memory exhaustion, else ``raised``."""
     if isinstance(exc, MemoryError) or OOM_TEXT.search(type_name) or OOM_TEXT.search(message[:4096]):

@@ -38,6 +38,7 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 
 from . import channel, classify, codec
+from .classify import safe_str as _safe_str, type_name as _type_name
 from .errors import DecodeError, EncodeError, ResolveError
 from .outcome import Ref, Status
 
@@ -470,18 +471,6 @@ def _prepare(value: Any, results: List[Any], converter: Optional[Callable[..., A
     if converter is not None and t is np.ndarray:
         return converter(value, **kwargs) if kwargs else converter(value)
     return value
-
-
-def _type_name(cls: type) -> str:
-    module = getattr(cls, "__module__", "builtins")
-    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
-
-
-def _safe_str(exc: BaseException) -> str:
-    try:
-        return str(exc)
-    except BaseException:  # a broken __str__ must not break the worker
-        return f"<unprintable {type(exc).__name__}>"
 
 
 def _clear_frames(exc: Optional[BaseException]) -> None:

@@ -28,6 +28,9 @@ from typing import Any, Callable, Generator, Iterable, Mapping, Sequence
 import msgpack
 import numpy as np
 
+from sandbox.classify import exception_status, safe_str
+from sandbox.classify import type_name as _type_name
+
 from xamt.groups.normalise import NotComparable, normalise, to_numpy_tree
 
 __all__ = [
@@ -114,26 +117,13 @@ def _convert(value: Any, prep: _Prepared) -> Any:
     return value
 
 
-def _type_name(cls: type) -> str:
-    module = getattr(cls, "__module__", "builtins")
-    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
-
-
 def _message(exc: BaseException) -> str:
-    try:
-        text = str(exc)
-    except BaseException:  # a broken __str__ must not break the task
-        text = f"<unprintable {type(exc).__name__}>"
+    text = safe_str(exc)
     return text if len(text) <= _MESSAGE_LIMIT else text[:_MESSAGE_LIMIT] + "..."
 
 
 def _error_status(exc: BaseException, type_name: str, text: str) -> str:
-    try:
-        from sandbox.classify import exception_status
-
-        return str(exception_status(exc, type_name, text))
-    except ImportError:  # outside a sandbox worker (direct calls in tests)
-        return "oom" if isinstance(exc, MemoryError) else "raised"
+    return str(exception_status(exc, type_name, text))
 
 
 def _invoke(prep: _Prepared, target: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
