@@ -246,7 +246,10 @@ class Triage:
         outputs = {m: r.value for m, r in zip(ok, results) if r.ok}
         if outlier not in outputs:
             return TriageOutcome(None, dropped="outlier no longer returns on the minimised input")
-        ref_member, ref_value, ref_label, ref_values = self._reference(group, values, ok, outputs)
+        # on the minimised input, the member that gave the float64 reference is asked first (the
+        # members before it in pivot order did not give one)
+        ref_member, ref_value, ref_label, ref_values = self._reference(group, values, ok, outputs,
+                                                                       first=ref_member)
         out_leaf = leaves(outputs[outlier])[leaf] if leaf < len(leaves(outputs[outlier])) else None
         ref_leaf = leaves(ref_value)[leaf] if ref_value is not None and leaf < len(leaves(ref_value)) else None
         if not isinstance(out_leaf, np.ndarray) or not isinstance(ref_leaf, np.ndarray):
@@ -282,11 +285,17 @@ class Triage:
                             tol=(rep.tolerance.rtol, rep.tolerance.atol) if rep else (1e-5, 1e-8))
 
     def _reference(self, group: Any, values: Mapping[int, Any], ok: Sequence[int],
-                   outputs: Mapping[int, Any]) -> tuple[int, Any, str, dict[int, Any] | None]:
-        """(member, its output, label, the values it ran on when not ``values``)."""
+                   outputs: Mapping[int, Any], first: int | None = None
+                   ) -> tuple[int, Any, str, dict[int, Any] | None]:
+        """(member, its output, label, the values it ran on when not ``values``); ``first``:
+        a member to try first for the float64 run."""
         up = upcast(values)
         if up is not None:
-            for mi in self._pivot_order(group, ok):
+            order = self._pivot_order(group, ok)
+            if first in order:
+                order.remove(first)
+                order.insert(0, first)
+            for mi in order:
                 res = self._run(group, up, [mi])[0]
                 # a library that silently computes in lower precision (JAX without x64) gives no
                 # float64 reference: its float leaves must come back as float64/complex128
