@@ -403,7 +403,7 @@ typedef struct {
     /* spread pass: bits of the smallest maximum of |a - ref| over the members (0 while one
      * never differed); Mr, or NaN for Mr = inf; Mp * smin and Mp * mmin (see XC_SPREAD) */
     int64_t wlim;
-    double Mrs, Mps, Mpm;
+    double Mrs, Mps, Mpm, Mpc; /* Mpc: the Mp of Mps and Mpm (NaN: none yet) */
 } fparams;
 
 /* Per-element reference for a fused kernel: median of KA keys (or the first row when INDEX). */
@@ -559,7 +559,7 @@ static const fused_d_fn FUSED_D[2][2][9] = {
  * test: q = Mp * ulp = max(p * (Mp * smin), Mp * mmin) for p = pow2floor(|ref|) (exactly
  * XC_FUSED's product, as Mp * smin is exact: fused_params makes sure), and w > q, or w == q
  * where q is subnormal, i.e. Tq = bits(q) + (q >= DBL_MIN). For float32 groups, q >= Mp * mmin
- * >= DBL_MIN (run_real makes sure), so Tq = bits(q) + 1. */
+ * >= DBL_MIN (fused_params makes sure), so Tq = bits(q) + 1. */
 static inline float vmin_f(float a, float b) { return a < b ? a : b; }
 static inline float vmax_f(float a, float b) { return a > b ? a : b; }
 static inline double vmin_d(double a, double b) { return a < b ? a : b; }
@@ -844,7 +844,7 @@ static void chunk_scalar_real(const ctx_t *c, const double *const *rows, int64_t
 }
 
 /* Screening parameters for the next fused pass (see fparams). */
-static void fused_params(const ctx_t *c, fparams *P)
+static void fused_params(const ctx_t *c, fparams *P, int f32)
 {
     int a;
     double Mr = INFINITY, Mu = INFINITY, Mp = INFINITY, smin = INFINITY, mmin = INFINITY;
@@ -875,9 +875,16 @@ static void fused_params(const ctx_t *c, fparams *P)
      * nothing, and inf * 0 would be a (negative) NaN; Mp * smin must be exact (normal) for the
      * product there to equal XC_FUSED's, else Mp = 0 screens every w > 0 */
     P->Mrs = Mr == INFINITY ? NAN : Mr;
-    P->Mps = Mp * P->smin;
-    P->Mpm = Mp * P->mmin;
-    if (Mp > 0.0 && Mp < INFINITY && P->Mps < DBL_MIN) P->Mps = P->Mpm = 0.0;
+    if (!(Mp == P->Mpc)) {
+        /* only when Mp changed: with float64's mmin = 2^-1074, Mp * mmin is subnormal, which
+         * costs a microcode assist on x86, per chunk. Float32 spread passes take
+         * q >= DBL_MIN for granted (see XC_SPREAD): a tinier Mp is screened as 0 there */
+        P->Mpc = Mp;
+        P->Mps = Mp * P->smin;
+        P->Mpm = Mp * P->mmin;
+        if (Mp > 0.0 && Mp < INFINITY && (P->Mps < DBL_MIN || (f32 && P->Mpm < DBL_MIN)))
+            P->Mps = P->Mpm = 0.0;
+    }
     P->wlim = INT64_MAX;
     for (a = 0; a < c->ka; a++)
         if (a != c->refpos && dbits(c->acc[a].mx[0]) < P->wlim) P->wlim = dbits(c->acc[a].mx[0]);
@@ -913,8 +920,10 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
     const void **frows;
     int32_t *cand, *badj;
     int64_t j0;
-    int fused_ok;
+    int fused_ok, spread_ok;
+    fparams P; /* screening parameters of the fused passes, per chunk (see fused_params) */
     if (!mem) return XC_ENOMEM;
+    P.Mpc = NAN;
     B = (double *)mem;
     S = (int64_t *)(B + (size_t)ka * CH);
     R = (double *)(S + (size_t)ka * CH);
@@ -933,6 +942,9 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
     for (a = 1; a < ka; a++)
         if (code[a] != uniform) uniform = -1;
     fused_ok = !c->sz && ka >= 2 && ka <= XC_FUSED_MAX && (uniform == XC_F32 || uniform == XC_F64);
+    /* against a member of float64 values, the full pass costs no more than the spread pass
+     * (no conversions, |a - ref| is one subtraction per member): measured slower there */
+    spread_ok = c->refpos < 0 || uniform == XC_F32;
 
     for (j0 = 0; j0 < c->n; j0 += CH) {
         int m = (int)(c->n - j0 < CH ? c->n - j0 : CH), fin = 1;
@@ -952,18 +964,13 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
             nf_left--;
             if (nf_left == 0) nf_window = 0;
         } else if (fused_ok) {
-            fparams P;
             int anyc, p = 0, need_detail = 0;
             const size_t isz = uniform == XC_F32 ? sizeof(float) : sizeof(double);
             /* fused order: reference row first when there is one */
             if (c->refpos >= 0) frows[p++] = (const char *)src[c->refpos] + (size_t)j0 * isz;
             for (a = 0; a < ka; a++)
                 if (a != c->refpos) frows[p++] = (const char *)src[a] + (size_t)j0 * isz;
-            fused_params(c, &P);
-            /* float32 spread passes take q >= DBL_MIN for granted (see XC_SPREAD); a tinier Mp
-             * is screened as 0, i.e. every w > 0 is a candidate */
-            if (uniform == XC_F32 && P.Mp > 0.0 && P.Mp < INFINITY && P.Mpm < DBL_MIN)
-                P.Mps = P.Mpm = 0.0;
+            fused_params(c, &P, uniform == XC_F32);
             pm = pm_left > 0;
             if (pm) {
                 pm_left--;
@@ -972,7 +979,9 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
                 false_alarms = 0;
             }
             full = 1;
-            if (sp_left > 0) {
+            if (!spread_ok) {
+                /* full pass only */
+            } else if (sp_left > 0) {
                 sp_left--;
             } else {
                 /* spread pass: settles the chunk when no member's maximum of |a - ref| can rise
