@@ -773,6 +773,10 @@ class SandboxPool:
                 self._queue.extendleft(reversed(deferred))
             if batch:
                 self._send(w, batch)
+            elif w.state == _IDLE:
+                # it took nothing (what is queued belongs to other workers' keys): the slot stays
+                # free for them; otherwise an owner that is idle too waits for it forever
+                busy -= 1
 
     def _send(self, w: _Worker, batch: List[_Pending]) -> None:
         was_idle = not w.inflight

@@ -51,3 +51,18 @@ def test_keys_of_a_dead_worker_move_on():
 def test_affinity_must_be_a_string():
     with pytest.raises(TaskError, match="affinity"):
         Task("os:getpid", affinity=3)
+
+
+def test_an_idle_worker_with_nothing_of_its_own_leaves_the_slot_to_the_owner():
+    """Keys handed out while a fresh pool's workers start can land on the one that becomes the
+    spare; an idle worker that finds only those keys must not hold the single slot (this hung)."""
+    for _ in range(6):
+        with SandboxPool(preload=(), workers=1, spares=1, timeout=20) as pool:
+            keys = ["a", "b", "c", "a", "b", "c"]
+            outs = pool.run([Task(BAD + "sleep_then", (0.01, i), affinity=k) for i, k in enumerate(keys)],
+                            timeout=30)
+            assert [o.value for o in outs] == list(range(len(keys)))
+            # and again, now that each key has its owner
+            outs = pool.run([Task(BAD + "sleep_then", (0.0, i), affinity=k) for i, k in enumerate(keys)],
+                            timeout=30)
+            assert [o.value for o in outs] == list(range(len(keys)))
