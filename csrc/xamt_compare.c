@@ -992,7 +992,7 @@ static int run_real(const ctx_t *c, const void *const *src, const int *code)
                     anyc = SPREAD_F[c->refpos >= 0][ka]((const float *const *)frows, m, &P, &w);
                 else
                     anyc = SPREAD_D[c->refpos >= 0][ka]((const double *const *)frows, m, &P, &w);
-                settled = w <= P.wlim && !anyc;
+                settled = w <= P.wlim && w < XC_EXP64 && !anyc; /* maxima may be inf */
                 if (!settled) {
                     sp_miss++;
                     if (w >= XC_EXP64) { /* NaN or inf somewhere: the general path */

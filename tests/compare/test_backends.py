@@ -188,3 +188,21 @@ def test_backends_identical_nonfinite_stretches(dtype, k, reference):
         start += length
     reps = _reports(outs, reference, None, False)
     assert reps[0].key() == reps[1].key() == reps[2].key(), [r.summary() for r in reps]
+
+
+@pytest.mark.parametrize("k", [2, 4, 5, 8])
+def test_backends_identical_after_infinite_maxima(k):
+    """Every member's largest |a - ref| is inf (float64 differences overflow) before NaNs and
+    infinities arrive in later chunks: a NaN must not hide behind an infinite maximum."""
+    rng = np.random.default_rng(5 + k)
+    outs = _ulp_noise(rng, k, 256 * 40, np.float64)
+    big = np.finfo(np.float64).max
+    for e in range(k):  # chunk 0: member e alone at -max where the others are +max
+        for i, x in enumerate(outs):
+            x[e] = -big if i == e else big
+    for slot in range(2 * k):  # later chunks: one NaN or inf, each member in turn
+        j = 256 * (8 + 2 * slot) + int(rng.integers(256))
+        outs[slot % k][j] = np.nan if slot < k else np.inf
+    for reference in (None, 0):
+        reps = _reports(outs, reference, None, False)
+        assert reps[0].key() == reps[1].key() == reps[2].key(), [r.summary() for r in reps]
