@@ -6,12 +6,15 @@ one with pure random search (uniform groups, every input a fresh mutation of a s
 for each:
 
 * distinct divergences — what the search itself found: divergences de-duplicated by (group,
-  signal, suspected API, input signature), the pre-triage key of a finding; by signal and by
-  group. This is the measure of the search: triage has a fixed share of the time, so when both
-  searches find more than triage can verify, verified findings measure triage, not search;
+  signal, suspected API, input signature), the pre-triage key of a finding, triaged or not; by
+  signal; per 1,000 group-iterations; and the groups they are in. This is the measure of the
+  search: triage has a fixed share of the time, and both searches find far more than it can
+  verify, so verified findings measure triage more than search;
 * distinct verified findings (after triage and replay within the budget), by class;
-* group-iterations run.
+* group-iterations run (how many inputs the budget bought: mutated inputs of new shapes and
+  dtypes cost compilations).
 
+``--from-json FILE`` re-prints the table of an earlier results file without running anything.
 Use a budget that lets every group be visited many times (``--max-groups`` to fuzz a subset),
 and several seeds. Writes ``bench/results/search_ablation.json``.
 
@@ -46,20 +49,39 @@ def one(store_dir: Path, work: Path, guided: bool, seed: int, budget: float, lib
     with Store(out / "xamt.db") as st:
         findings = FindingsStore(st).findings(res.campaign_id, verified_only=True)
     keys = {f.dedup_key() for f in findings}
-    with Store(out / "xamt.db") as st:
-        prekeys = [json.loads(r["prekey"]) for r in
-                   st.query("SELECT prekey FROM fuzz_seen WHERE campaign_id=?", (res.campaign_id,))]
-    by_signal: dict[str, int] = {}
-    for pk in prekeys:
-        by_signal[pk[1]] = by_signal.get(pk[1], 0) + 1
     by_class: dict[str, int] = {}
     for f in findings:
         by_class[f.finding_class.value] = by_class.get(f.finding_class.value, 0) + 1
     return {"guided": guided, "seed": seed, "distinct_findings": len(keys), "by_class": by_class,
-            "divergences": res.candidates, "distinct_divergences": len(prekeys),
-            "divergences_by_signal": by_signal,
-            "groups_with_divergences": len({pk[0] for pk in prekeys}), "iterations": res.iterations,
+            "divergences": res.candidates, "divergences_by_signal": res.divergences_by_signal,
+            "groups_with_divergences": res.groups_diverging, "iterations": res.iterations,
+            "divergences_per_1000_iterations": 1000.0 * res.candidates / max(1, res.iterations),
             "it_per_s": res.iterations_per_s, "groups_with_findings": len({f.group_key for f in findings})}
+
+
+COLUMNS = [("distinct divergences", "divergences"), ("per 1k iterations", "divergences_per_1000_iterations"),
+           ("groups diverging", "groups_with_divergences"), ("verified findings", "distinct_findings"),
+           ("group-iterations", "iterations")]
+
+
+def summarise(rows: list[dict]) -> dict:
+    """Medians per mode over the seeds, printed as a table."""
+    for r in rows:  # derivable; older results files lack it
+        r.setdefault("divergences_per_1000_iterations", 1000.0 * r["divergences"] / max(1, r["iterations"]))
+
+    def med(guided: bool, key: str) -> float:
+        values = [r.get(key) for r in rows if r["guided"] == guided]
+        return statistics.median(values) if None not in values else float("nan")
+
+    seeds = sorted({r["seed"] for r in rows})
+    print(f"\n{'search (median of ' + str(len(seeds)) + ' seeds)':28s}" + "".join(f"{c:>22s}" for c, _ in COLUMNS))
+    for guided in (True, False):
+        print(f"{'guided' if guided else 'random':28s}" + "".join(f"{med(guided, k):22.1f}" for _, k in COLUMNS))
+    pairs = {s: {r["guided"]: r["divergences"] for r in rows if r["seed"] == s} for s in seeds}
+    wins = sum(1 for p in pairs.values() if p.get(True, 0) > p.get(False, 0))
+    print(f"guided found more distinct divergences than random with {wins} of {len(seeds)} seeds")
+    return {"medians": {k: {"guided": med(True, k), "random": med(False, k)} for _, k in COLUMNS},
+            "guided_wins": wins, "seeds": seeds}
 
 
 def main(argv=None) -> int:
@@ -71,7 +93,11 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--relations", default=None)
     ap.add_argument("--max-groups", type=int, default=None)
+    ap.add_argument("--from-json", default=None, help="re-print the table of this results file; run nothing")
     args = ap.parse_args(argv)
+    if args.from_json:
+        summarise(json.loads(Path(args.from_json).read_text())["runs"])
+        return 0
 
     from xamt.fuzz.campaign import parse_budget
 
@@ -87,27 +113,16 @@ def main(argv=None) -> int:
                 r = one(store_dir, Path(tmp), guided, seed, budget, libs, args.workers, relations,
                         args.max_groups)
                 rows.append(r)
-                print(f"{'guided' if guided else 'random':7s} seed {seed}: {r['distinct_divergences']} distinct "
+                print(f"{'guided' if guided else 'random':7s} seed {seed}: {r['divergences']} distinct "
                       f"divergences {r['divergences_by_signal']} in {r['groups_with_divergences']} groups; "
                       f"{r['distinct_findings']} verified findings {r['by_class']}; "
                       f"{r['iterations']} group-iterations", flush=True)
-
-    def med(guided: bool, key: str) -> float:
-        return statistics.median(r[key] for r in rows if r["guided"] == guided)
-
-    cols = [("distinct divergences", "distinct_divergences"), ("groups diverging", "groups_with_divergences"),
-            ("verified findings", "distinct_findings"), ("group-iterations", "iterations")]
-    print(f"\n{'search (median of ' + str(len(seeds)) + ' seeds)':28s}" + "".join(f"{c:>22s}" for c, _ in cols))
-    for guided in (True, False):
-        print(f"{'guided' if guided else 'random':28s}" + "".join(f"{med(guided, k):22.1f}" for _, k in cols))
-    summary = {k: {"guided": med(True, k), "random": med(False, k)} for _, k in cols}
+    summary = summarise(rows)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps({"budget_s": budget, "libs": libs, "relations": relations,
-                                   "max_groups": args.max_groups, "seeds": seeds, "workers": args.workers,
+                                   "max_groups": args.max_groups, "workers": args.workers,
                                    "load_average_after": list(os.getloadavg()), "runs": rows,
-                                   "medians": summary,
-                                   "median_guided": summary["distinct_divergences"]["guided"],
-                                   "median_random": summary["distinct_divergences"]["random"]}, indent=2))
+                                   **summary}, indent=2))
     print(f"wrote {RESULTS}")
     return 0
 

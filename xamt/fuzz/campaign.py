@@ -119,6 +119,10 @@ class FuzzResult:
     devices: str = ""
     #: findings whose outlier is a member placed on a device other than the CPU
     device_findings: int = 0
+    #: distinct divergences seen (triaged or not), by signal (value, status, crash, internal)
+    divergences_by_signal: dict[str, int] = field(default_factory=dict)
+    #: groups that showed at least one divergence
+    groups_diverging: int = 0
 
     @property
     def iterations_per_s(self) -> float:
@@ -505,7 +509,12 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
             by_class[row["finding_class"]] = row["n"]
         triaged = sum(1 for v in fuzzer.seen.values() if v["outcome"] != "pending")
         on_device = sum(1 for f in fs.findings(campaign.id) if f.summary.get("device") not in (None, "cpu"))
+        prekeys = [json.loads(pk) for pk in fuzzer.seen]  # (group, signal, API, input signature)
+        by_signal: dict[str, int] = {}
+        for pk in prekeys:
+            by_signal[pk[1]] = by_signal.get(pk[1], 0) + 1
         return FuzzResult(campaign.id, len(groups), campaign.iterations, campaign.executions,
                           seconds, fuzzer.findings, fuzzer.candidates, dropped=fuzzer.dropped,
                           by_class=by_class, triaged=triaged, devices=devices.describe(),
-                          device_findings=on_device)
+                          device_findings=on_device, divergences_by_signal=by_signal,
+                          groups_diverging=len({pk[0] for pk in prekeys}))
