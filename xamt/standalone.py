@@ -90,7 +90,20 @@ class _Collector:
             src = textwrap.dedent(inspect.getsource(fn))
         except (OSError, TypeError) as exc:
             raise ExtractError(f"no source for {fn.__module__}.{fn.__qualname__}: {exc}") from exc
-        tree = ast.parse(src)
+        # inspect reads the file as it is now, at the line numbers of the code loaded at import:
+        # if the file changed since (Xamt edited or upgraded while a campaign runs), that is
+        # other code; copying it would make a reproducer that runs something else
+        changed = (f"the source of {fn.__module__}.{fn.__qualname__} changed since it was imported: "
+                   f"restart the process to extract it")
+        try:
+            tree = ast.parse(src)
+        except SyntaxError as exc:
+            raise ExtractError(changed) from exc
+        first = tree.body[0] if tree.body else None
+        if fn.__name__ != "<lambda>" and (
+                not isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                or first.name != fn.__name__):
+            raise ExtractError(changed)
         if isinstance(fn, type):
             names = _node_names(tree)
         else:

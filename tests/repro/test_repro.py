@@ -87,3 +87,24 @@ def test_method_only_groups_import_their_library_and_a_broken_script_never_count
     assert verify(path, expect="value", timeout=120).returncode == 0
     path.write_text("try:\nexcept ImportError:\n    pass\n")  # a script Python cannot compile exits 1
     assert not verify(path, expect="value", timeout=60).reproduced
+
+
+def test_extraction_refuses_source_that_changed_since_import(tmp_path, monkeypatch):
+    # a campaign keeps running while Xamt's files are edited: the loaded code and the file on
+    # disk no longer match, and copying the lines would give a reproducer of other code
+    import importlib
+    import sys
+
+    from xamt.standalone import ExtractError, standalone_source
+
+    mod = tmp_path / "stale_mod.py"
+    mod.write_text("def first(x):\n    return x + 1\n\n\ndef second(x):\n    return first(x) * 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    stale = importlib.import_module("stale_mod")
+    try:
+        assert "def second" in standalone_source(stale.second)
+        mod.write_text("import os\n\n\n" + mod.read_text())  # three lines inserted on top
+        with pytest.raises(ExtractError, match="changed since it was imported"):
+            standalone_source(stale.second)
+    finally:
+        sys.modules.pop("stale_mod", None)
