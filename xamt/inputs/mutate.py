@@ -20,7 +20,8 @@ import numpy as np
 from xamt.fuzz import values as fv
 from xamt.inputs.model import GroupInput, SlotValue
 from xamt.inputs.seed import fit_axis
-from xamt.inputs.structured import INTEGER_STRUCTURES, split
+from xamt.inputs.seed import is_data_slot as _is_data
+from xamt.inputs.structured import split
 
 __all__ = ["mutate", "MUTATION_OPS", "INVALID_OPS"]
 
@@ -42,14 +43,6 @@ def _role(group: Any, slot: int) -> str:
         if s.index == slot:
             return s.role
     return ""
-
-
-def _is_data(value: SlotValue) -> bool:
-    if not value.is_array:
-        return False
-    if value.structure and split(value.structure)[0] in INTEGER_STRUCTURES:
-        return False
-    return all(r.dtype != "bool" for r in value.all_recipes())
 
 
 def _rank(inp: GroupInput) -> int | None:

@@ -29,7 +29,7 @@ from xamt.inputs.model import GroupInput, SlotValue
 from xamt.inputs.rules import InputRules, SlotSpec, load_input_rules
 from xamt.inputs.structured import INTEGER_STRUCTURES, split
 
-__all__ = ["SeedPlan", "seed_plan", "seed_inputs", "variant_inputs", "VARIANTS", "needed_slots"]
+__all__ = ["SeedPlan", "seed_plan", "seed_inputs", "variant_inputs", "VARIANTS", "needed_slots", "is_data_slot"]
 
 VARIANTS = ("base", "wide", "alt1", "alt2", "positive", "square", "vector", "integer", "boolean")
 _AXIS_ROLES = frozenset({"axis"})
@@ -142,7 +142,7 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _is_data(value: SlotValue) -> bool:
+def is_data_slot(value: SlotValue) -> bool:
     """An array slot holding ordinary data (not indices, classes or a boolean mask)."""
     if not value.is_array:
         return False
@@ -156,7 +156,7 @@ def _fit_axes(values: dict[int, SlotValue], plan: SeedPlan) -> dict[int, SlotVal
     rank = None
     for slot in sorted(values):
         v = values[slot]
-        if _is_data(v):
+        if is_data_slot(v):
             rank = len(v.all_recipes()[0].shape)
             break
     if rank is None:
