@@ -69,14 +69,17 @@ def summarise(rows: list[dict]) -> dict:
     for r in rows:  # derivable; older results files lack it
         r.setdefault("divergences_per_1000_iterations", 1000.0 * r["divergences"] / max(1, r["iterations"]))
 
-    def med(guided: bool, key: str) -> float:
+    def med(guided: bool, key: str) -> float | None:
         values = [r.get(key) for r in rows if r["guided"] == guided]
-        return statistics.median(values) if None not in values else float("nan")
+        return statistics.median(values) if None not in values else None  # not recorded
+
+    def cell(value: float | None) -> str:
+        return f"{value:22.1f}" if value is not None else f"{'n/a':>22s}"
 
     seeds = sorted({r["seed"] for r in rows})
     print(f"\n{'search (median of ' + str(len(seeds)) + ' seeds)':28s}" + "".join(f"{c:>22s}" for c, _ in COLUMNS))
     for guided in (True, False):
-        print(f"{'guided' if guided else 'random':28s}" + "".join(f"{med(guided, k):22.1f}" for _, k in COLUMNS))
+        print(f"{'guided' if guided else 'random':28s}" + "".join(cell(med(guided, k)) for _, k in COLUMNS))
     pairs = {s: {r["guided"]: r["divergences"] for r in rows if r["seed"] == s} for s in seeds}
     wins = sum(1 for p in pairs.values() if p.get(True, 0) > p.get(False, 0))
     print(f"guided found more distinct divergences than random with {wins} of {len(seeds)} seeds")
