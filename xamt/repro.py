@@ -410,7 +410,9 @@ def verify(script: str | Path, *, expect: str, timeout: float = 120.0,
     For ``expect="crash"`` the script reproduces when it dies from ``crash_signal`` (any signal
     when None), or runs past ``timeout`` when ``crash_signal`` is 0 (a timeout finding).
     """
-    script = Path(script)
+    # absolute: the script runs with its own folder as the working directory, where a path
+    # relative to ours (``xamt-out/findings/...``, as `make fuzz` gives) would not be found
+    script = Path(script).resolve()
     full_env = dict(os.environ)
     # single-threaded libraries: the same conditions the sandbox workers ran under
     full_env.update({"OMP_NUM_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "2",

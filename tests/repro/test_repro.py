@@ -108,3 +108,16 @@ def test_extraction_refuses_source_that_changed_since_import(tmp_path, monkeypat
             standalone_source(stale.second)
     finally:
         sys.modules.pop("stale_mod", None)
+
+
+def test_verify_finds_a_script_given_relative_to_the_working_directory(tmp_path, monkeypatch):
+    # `make fuzz` uses `--out xamt-out`: reproducer paths are relative to the working directory,
+    # while the script runs in its own folder
+    from xamt.repro import REPRODUCED, verify
+
+    folder = tmp_path / "out" / "findings" / "value-x"
+    folder.mkdir(parents=True)
+    (folder / "repro.py").write_text(f"import sys\nprint('REPRODUCED')\nsys.exit({REPRODUCED})\n")
+    monkeypatch.chdir(tmp_path)
+    result = verify("out/findings/value-x/repro.py", expect="value", timeout=60)
+    assert result.reproduced, result.output_tail
