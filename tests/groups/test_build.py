@@ -84,11 +84,18 @@ def test_intra_relations_value_and_status(tmp_path, pool, adapters):
                 [member("numpy", "numpy.abs", "numpy:abs", [(0, "x", 0, None, True)]),
                  member("numpy", "numpy.negative", "numpy:negative", [(0, "x", 0, None, True)])],
                 [(0, "x", "tensor")], relation="status_sibling", canonical="sib", equivalence="status")
-    store, result = _build(tmp_path, pool, adapters, [fm, sib])
+    # siblings that agree on ordinary inputs (finite values: both all False) stay status-only:
+    # comparing isposinf with isneginf on values would make false findings on ±inf
+    twins = group("status_sibling:numpy.isposinf|numpy.isneginf",
+                  [member("numpy", "numpy.isposinf", "numpy:isposinf", [(0, "x", 0, None, True)]),
+                   member("numpy", "numpy.isneginf", "numpy:isneginf", [(0, "x", 0, None, True)])],
+                  [(0, "x", "tensor")], relation="status_sibling", canonical="twins", equivalence="status")
+    store, result = _build(tmp_path, pool, adapters, [fm, sib, twins])
     groups = _by_key(store)
     assert groups[fm.key].state == "validated" and groups[fm.key].equivalence == "value"
     assert groups[sib.key].state == "validated" and groups[sib.key].equivalence == "status"
-    assert result.stats["intra_relations_total"] == 2 and result.stats["cross_library_groups"] == 0
+    assert groups[twins.key].state == "validated" and groups[twins.key].equivalence == "status"
+    assert result.stats["intra_relations_total"] == 3 and result.stats["cross_library_groups"] == 0
 
 
 def test_dtype_probing_records_refusals(tmp_path, pool, adapters):

@@ -419,8 +419,12 @@ class _Validator:
             yield from self._probe(sorted(validated_value | validated_status), ev.input)
 
         groups = []
+        # a candidate matched as status-only (DeepREL's siblings: isposinf/isneginf, argmax/argmin;
+        # stateful module forms) stays so: agreeing on ordinary inputs does not make two different
+        # functions value-equivalent, and comparing their values makes false findings
+        agreed = "status" if group.equivalence == "status" else "value"
         for comp in components:
-            groups.append(self._group(comp, "validated", ev, equivalence="value", pinned=pinned))
+            groups.append(self._group(comp, "validated", ev, equivalence=agreed, pinned=pinned))
         for comp in status_components:
             comp = [i for i in comp if i not in validated_value]
             if self.valid_component(comp):
