@@ -121,7 +121,9 @@ class ReproSpec:
     ``expect``: ``value`` (the ``outlier`` call differs from the ``reference`` call beyond
     ``rtol``/``atol``), ``status`` (``outlier`` raises while ``reference`` returns, or the
     reverse), ``internal`` (``outlier`` raises ``error_type``), ``crash`` (the process dies:
-    the crashing call runs last).
+    the crashing call runs last). ``hang_limit``: for a timeout finding, the seconds after which
+    the script ends itself with SIGALRM while the last call still runs (a hang reproduces as a
+    death by SIGALRM, not as a script that never returns).
     """
 
     title: str
@@ -134,6 +136,7 @@ class ReproSpec:
     rtol: float = 1e-5
     atol: float = 1e-8
     error_type: str | None = None
+    hang_limit: float | None = None
 
 
 def _ref_name(ref: str) -> str:
@@ -245,7 +248,7 @@ def render(spec: ReproSpec) -> str:
         '"""' + spec.title.replace('"""', "'''") + "\n\n" + spec.header.replace('"""', "'''").rstrip()
         + "\n\nExit status: 1 = the divergence reproduces, 0 = it does not, 3 = cannot run.\n"
         + '"""',
-        "import os", "import sys", "import traceback", "import types", "",
+        "import os", "import signal", "import sys", "import traceback", "import types", "",
         "import msgpack", "import numpy as np", "",
         "try:",
         *[f"    {imp}" for imp in sorted(imports)],
@@ -264,6 +267,8 @@ def render(spec: ReproSpec) -> str:
         f"NORMALISE = {spec.normalisation!r}  # how outputs are reduced before comparing",
         f"EXPECT, OUTLIER, REFERENCE = {spec.expect!r}, {spec.outlier!r}, {spec.reference!r}",
         f"RTOL, ATOL, ERROR_TYPE = {spec.rtol!r}, {spec.atol!r}, {spec.error_type!r}",
+        f"HANG_LIMIT = {None if spec.hang_limit is None else int(max(1, -(-spec.hang_limit // 1)))!r}"
+        "  # seconds the last call may run before SIGALRM ends the script (a hang finding)",
         "",
         "# ---------------------------------------------------------------- machinery (generated)",
         "",
@@ -343,7 +348,11 @@ results = []
 print("inputs:")
 for slot, value in V.items():
     print(f"  slot {slot}: {show(value)}")
-for label, glue, call in CALLS:
+for i, (label, glue, call) in enumerate(CALLS):
+    if EXPECT == "crash" and HANG_LIMIT and i == len(CALLS) - 1:
+        # the default SIGALRM action ends the process even while a C call holds the interpreter
+        print(f"{label}: expected to hang; SIGALRM ends this script after {HANG_LIMIT} s", flush=True)
+        signal.alarm(HANG_LIMIT)
     try:
         out = N.normalise(N.to_numpy_tree(call(), glue().to_numpy), NORMALISE)
         results.append(("ok", out, None))

@@ -1,9 +1,14 @@
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from xamt.libraries.registry import Registry
 from xamt.matching.model import ArgSpec, ArgumentPlan, Member
 from xamt.repro import ReproSpec, decode_inputs, encode_inputs, render, verify, write
+
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def fn_member(lib, target, tensor_param="a", axis_kw="axis"):
@@ -69,6 +74,26 @@ def test_status_expectation(tmp_path):
     path = write(tmp_path / "s", render(spec), [vals])
     r = verify(path, expect="status", timeout=120)
     assert r.reproduced, r.output_tail
+
+
+def test_hang_reproducer_ends_itself_with_sigalrm(tmp_path):
+    import signal
+    import time
+
+    spec, vals = spec_for([fn_member("numpy", "numpy:sum"),
+                           fn_member("numpy", "tests.fuzz.fakelib:sum_hanging_on_nan")], expect="crash")
+    vals[0][0, 0] = np.nan
+    spec.hang_limit = 2
+    path = write(tmp_path / "h", render(spec), [vals])
+    start = time.monotonic()
+    r = verify(path, expect="crash", timeout=60, crash_signal=0, env={"PYTHONPATH": str(ROOT)})
+    assert r.reproduced and r.returncode == -signal.SIGALRM and not r.timed_out, r.output_tail
+    assert time.monotonic() - start < 30 and "expected to hang" in r.output_tail
+    # without a NaN the same call returns: the script reaches its end and does not reproduce
+    vals[0][0, 0] = 1.0
+    path = write(tmp_path / "h2", render(spec), [vals])
+    assert not verify(path, expect="crash", timeout=60, crash_signal=0,
+                      env={"PYTHONPATH": str(ROOT)}).reproduced
 
 
 def test_method_only_groups_import_their_library_and_a_broken_script_never_counts(tmp_path):

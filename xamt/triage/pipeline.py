@@ -462,7 +462,8 @@ class Triage:
             title=title, header=header, calls=calls,
             normalisation=getattr(group, "normalisation", None) if getattr(group, "normalisation", "none") != "none" else None,
             expect="crash" if expect == "crash" else expect, outlier=outlier_pos,
-            reference=reference_pos, rtol=tol[0], atol=tol[1], error_type=error_type)
+            reference=reference_pos, rtol=tol[0], atol=tol[1], error_type=error_type,
+            hang_limit=self._hang_limit(out_m) if crash_status == "timeout" else None)
         folder = self._folder(finding)
         script = repro.write(folder, repro.render(spec), repro.spec_inputs(spec))
         finding.reproducer = str(script.relative_to(self.out_dir))
@@ -482,6 +483,13 @@ class Triage:
              "error_type": r.error_type, "error_message": r.error_message}
             for r in results])
         return TriageOutcome(finding, inputs_blob, outputs_blob)
+
+    def _hang_limit(self, member: Any) -> float:
+        """Seconds a timeout reproducer lets the hanging call run: well above the sandbox's
+        allowance, since a fresh process also compiles (JIT) what a warm worker had cached."""
+        allowance = getattr(self.executor, "member_timeout", None)
+        base = allowance(member) if callable(allowance) else 10.0
+        return max(30.0, 3.0 * float(base))
 
     @staticmethod
     def _slot_name(group: Any, slot: int) -> str:
