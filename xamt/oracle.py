@@ -26,7 +26,7 @@ from sandbox.outcome import CONFIRMABLE
 from xamt.datafiles import read_toml
 from xamt.errors import DataFileError
 
-__all__ = ["ErrorKinds", "ErrorRule", "Signal", "SignalKind", "judge_statuses"]
+__all__ = ["ErrorKinds", "ErrorRule", "Signal", "SignalKind", "judge_statuses", "error_key"]
 
 #: sandbox statuses that mean the member's process died (the ones the sandbox confirms)
 DEATH_STATUSES = frozenset(str(s) for s in CONFIRMABLE)
@@ -118,6 +118,25 @@ class ErrorKinds:
                 if rule.kind == kind and rule.matches(error_type, message):
                     return kind, rule.why
         return "other", ""
+
+
+_NUMBER = re.compile(r"0x[0-9a-fA-F]+|[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+# dtype names in error messages vary with the input, not with the rule that refused it
+_DTYPE_WORD = re.compile(
+    r"\b(?:u?int(?:8|16|32|64)|float(?:16|32|64)|bfloat16|complex(?:64|128)|bool|half|double"
+    r"|Int|Long|Short|Char|Byte|Float|Double|Half|BFloat16|ComplexFloat|ComplexDouble|Bool)\b")
+
+
+def error_key(error_type: str | None, message: str | None) -> str:
+    """What identifies one refusal rule, whatever the input that tripped it: the exception's
+    class name and the first line of its message with numbers, quoted text and dtype names
+    blanked. Status divergences are de-duplicated by it (one rule, one finding)."""
+    kind = (error_type or "?").rsplit(".", 1)[-1]
+    first = next((line.strip() for line in (message or "").splitlines() if line.strip()), "")
+    text = _QUOTED.sub("'…'", first)
+    text = _NUMBER.sub("#", _DTYPE_WORD.sub("<dtype>", text))
+    return f"{kind}: {text[:160]}"
 
 
 def judge_statuses(outcomes: Sequence[OutcomeLike], kinds: ErrorKinds) -> list[Signal]:

@@ -31,11 +31,12 @@ from xamt.findings import Campaign, FindingsStore, histogram_of
 from xamt.fuzz.devices import DevicePlan, discover, resolve, with_device_twins
 from xamt.fuzz.search import Search
 from xamt.groups.agree import Agreement
-from xamt.oracle import ErrorKinds, SignalKind, judge_statuses
+from xamt.oracle import ErrorKinds, SignalKind, error_key, judge_statuses
 from xamt.store import Schema, Store, default_db_path
 from xamt.triage.pipeline import Candidate, Triage, input_signature
 
-__all__ = ["FuzzConfig", "FuzzResult", "run_campaign", "FUZZ_STATE_SCHEMA", "parse_budget"]
+__all__ = ["FuzzConfig", "FuzzResult", "run_campaign", "FUZZ_STATE_SCHEMA", "parse_budget",
+           "comparable_members", "status_suspects"]
 
 _log = logging.getLogger("xamt.fuzz")
 
@@ -127,6 +128,43 @@ class FuzzResult:
     @property
     def iterations_per_s(self) -> float:
         return self.iterations / self.seconds if self.seconds > 0 else 0.0
+
+
+def comparable_members(run: Any) -> set[int]:
+    """Positions (in ``run.members``) of the members whose results can be compared on this
+    input: those that take every optional argument the input gives. numpy's ``trace(...,
+    dtype=uint8)`` and torch's ``trace`` (no such parameter) compute different things."""
+    group = run.group
+    values = run.values or {}
+    given = {s.index for s in getattr(group, "slots", [])
+             if not getattr(s, "shared", True) and values.get(s.index) is not None}
+    if not given:
+        return set(range(len(run.members)))
+    return {i for i, mi in enumerate(run.members) if given <= group.members[mi].plan.slots()}
+
+
+def status_suspects(run: Any, signals: Sequence[Any], call_order: Sequence[str]) -> list[tuple[int, str, str]]:
+    """One status suspect per (library, refusal rule): the members of one library that
+    refuse an input the same way are one divergence, named by the plainest call (the
+    function before its method, out= and compiled forms; ``triage.toml``)."""
+    order = list(call_order)
+    buckets: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    for s in signals:
+        if s.kind != SignalKind.STATUS:
+            continue
+        r = run.results[s.member]
+        m = run.group.members[run.members[s.member]]
+        buckets.setdefault((m.library, error_key(r.error_type, r.error_message)), []).append((s.member, s.why))
+
+    def plainness(pos: int) -> tuple[int, int]:
+        call = run.group.members[run.members[pos]].call
+        return (order.index(call) if call in order else len(order), pos)
+
+    out = []
+    for (_, ekey), entries in buckets.items():
+        pos, why = min(entries, key=lambda e: plainness(e[0]))
+        out.append((pos, why, ekey))
+    return out
 
 
 def _select(groups: list[Any], libraries: Sequence[str] | None, relations: Sequence[str] | None,
@@ -294,8 +332,9 @@ class _Fuzzer:
         key = group.key
         self.executions[key] += sum(1 for r in results if r.status != "skipped")
         signals = judge_statuses(results, self.kinds)
+        comparable = comparable_members(run)
         nondet = {i for i, mi in enumerate(run.members) if group.member_info[mi].nondeterministic}
-        ok = [i for i, r in enumerate(results) if r.ok and i not in nondet]
+        ok = [i for i, r in enumerate(results) if r.ok and i not in nondet and i in comparable]
         dispersion = 0.0
         news: list[bool] = []
         if group.equivalence == "value" and len(ok) >= 2:
@@ -304,10 +343,18 @@ class _Fuzzer:
             flags, dispersion = agree.assess(outs)
             if not all(flags):
                 bad = [ok[j] for j, f in enumerate(flags) if not f]
-                news.append(self._candidate(run, "value", bad[0], "outputs differ beyond the tolerance"))
-        for s in signals:
-            if s.kind in (SignalKind.CRASH, SignalKind.INTERNAL, SignalKind.STATUS):
+                news.append(self._candidate(run, "value", bad[0], "outputs differ beyond the tolerance",
+                                            keep=comparable - nondet))
+        # a member refusing an argument that the returning members do not take is no status
+        # divergence: only members that take every argument given count on both sides
+        returned = any(results[i].ok for i in comparable)
+        statuses = [s for s in signals if s.kind != SignalKind.STATUS or (s.member in comparable and returned)]
+        for s in statuses:
+            if s.kind in (SignalKind.CRASH, SignalKind.INTERNAL):
                 news.append(self._candidate(run, s.kind, s.member, s.why))
+        for member, why, ekey in status_suspects(run, statuses, self.triage.call_order):
+            news.append(self._candidate(run, SignalKind.STATUS, member, why, error=ekey))
+        signals = statuses
         # a status divergence is as far apart as members can be
         if any(s.kind in (SignalKind.STATUS, SignalKind.CRASH, SignalKind.INTERNAL) for s in signals):
             dispersion = max(dispersion, 1e6)
@@ -316,12 +363,23 @@ class _Fuzzer:
             del self.dispersions[key][:200]
         return float(dispersion), (any(news) if news else None)
 
-    def _candidate(self, run: Any, kind: Any, member: int, why: str) -> bool:
-        """Queue a divergence for triage; False when the same one was seen before."""
+    def _candidate(self, run: Any, kind: Any, member: int, why: str, *,
+                   keep: set[int] | None = None, error: str = "") -> bool:
+        """Queue a divergence for triage; False when the same one was seen before.
+
+        ``keep``: positions of the members triage may compare (the others are left out of the
+        candidate); ``error``: a status divergence's refusal rule (:func:`error_key`), which
+        replaces the input signature in its de-duplication key."""
         values = run.values or {}
+        members, results = list(run.members), list(run.results)
+        if keep is not None and len(keep) < len(members):
+            kept = sorted(keep)
+            member = kept.index(member)
+            members = [members[i] for i in kept]
+            results = [results[i] for i in kept]
         cand = Candidate(group=run.group, input=run.item.input, values=values,
-                         members=list(run.members), results=list(run.results), kind=kind,
-                         member=member, why=why, signature=input_signature(values))
+                         members=members, results=results, kind=kind,
+                         member=member, why=why, signature=error or input_signature(values))
         pk = json.dumps(cand.prekey)
         seen = self.seen.get(pk)
         if seen is not None:

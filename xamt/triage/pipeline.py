@@ -122,6 +122,8 @@ class Candidate:
     kind: SignalKind | str
     member: int  # index into ``members`` / ``results`` of the suspected member
     why: str = ""
+    #: de-duplication signature: the input's (:func:`input_signature`), or for a status
+    #: divergence the refusal rule (:func:`xamt.oracle.error_key`)
     signature: str = ""
 
     @property
@@ -422,7 +424,12 @@ class Triage:
         # classes decided by one kind of special value need no finer signature than the dtype
         coarse = cls_name in (FindingClass.NAN, FindingClass.SUBNORMAL, FindingClass.PROMOTION,
                               FindingClass.DEFAULT, FindingClass.CRASH, FindingClass.INTERNAL)
-        signature = (_dominant_dtype(values) or "-") if coarse else input_signature(values)
+        if coarse:
+            signature = _dominant_dtype(values) or "-"
+        elif cls_name == FindingClass.STATUS and cand.signature:
+            signature = cand.signature  # the refusal rule: one rule, one finding, whatever the input
+        else:
+            signature = input_signature(values)
         finding = Finding(
             campaign_id=campaign_id, group_key=group.key, relation=group.relation,
             finding_class=cls_name, outlier_library=out_m.library, outlier_api=out_m.qualname,

@@ -1,0 +1,61 @@
+"""Which members a campaign compares on one input, and how status divergences are bucketed."""
+from types import SimpleNamespace
+
+import numpy as np
+
+from xamt.fuzz.campaign import comparable_members, status_suspects
+from xamt.matching.model import ArgSpec, ArgumentPlan, GroupSlot, Member
+from xamt.oracle import Signal, SignalKind, error_key
+
+
+def member(lib, qual, call="function", slots=(0,)):
+    plan = ArgumentPlan(args=[ArgSpec(slot=s, param=f"p{s}", position=i) for i, s in enumerate(slots)])
+    return Member(library=lib, qualname=qual, target=qual.replace(".", ":", 1), kind="function",
+                  call=call, plan=plan)
+
+
+def run_of(members, values, results=None, shared=(0,)):
+    slots = [GroupSlot(index=i, name=f"p{i}", role="tensor", shared=i in shared) for i in range(3)]
+    group = SimpleNamespace(members=members, slots=slots)
+    return SimpleNamespace(group=group, members=list(range(len(members))), values=values,
+                           results=results or [])
+
+
+def test_an_optional_argument_only_some_members_take_leaves_the_others_out():
+    ms = [member("numpy", "numpy.trace", slots=(0, 1)), member("jax", "jax.numpy.trace", slots=(0, 1)),
+          member("torch", "torch.trace", slots=(0,))]
+    x = np.ones((2, 2), np.float32)
+    assert comparable_members(run_of(ms, {0: x, 1: np.dtype("uint8")})) == {0, 1}
+    # not given (None or absent): every member computes the same thing
+    assert comparable_members(run_of(ms, {0: x, 1: None})) == {0, 1, 2}
+    assert comparable_members(run_of(ms, {0: x})) == {0, 1, 2}
+    # a shared slot given to all members changes nothing
+    assert comparable_members(run_of(ms, {0: x, 1: np.dtype("uint8")}, shared=(0, 1))) == {0, 1, 2}
+
+
+def raised(t, msg):
+    return SimpleNamespace(status="raised", ok=False, error_type=t, error_message=msg)
+
+
+def test_one_status_suspect_per_library_and_rule_named_by_the_plainest_call():
+    ms = [member("scipy", "scipy.linalg.expm"), member("torch", "torch.Tensor.matrix_exp", call="method"),
+          member("torch", "torch.linalg.matrix_exp"), member("torch", "torch.matrix_exp"),
+          member("tensorflow", "tensorflow.linalg.expm")]
+    ok = SimpleNamespace(status="ok", ok=True, error_type=None, error_message=None)
+    msg = "linalg.matrix_exp: Expected a floating point or complex tensor as input. Got {}"
+    results = [ok, raised("RuntimeError", msg.format("Int")), raised("RuntimeError", msg.format("Long")),
+               raised("RuntimeError", msg.format("Int")), raised("InvalidArgumentError", "bad dtype int32")]
+    run = run_of(ms, {0: np.ones((2, 2), np.int32)}, results)
+    signals = [Signal(SignalKind.STATUS, i, "raised") for i in (1, 2, 3, 4)]
+    got = status_suspects(run, signals, ["function", "method", "module", "out", "compiled"])
+    by_member = {ms[pos].qualname: key for pos, _, key in got}
+    # torch's three refusals are one rule (the dtype name is blanked) named by its first function
+    assert set(by_member) == {"torch.linalg.matrix_exp", "tensorflow.linalg.expm"}
+    assert by_member["torch.linalg.matrix_exp"] == error_key("RuntimeError", msg.format("Double"))
+
+
+def test_error_key_blanks_what_varies_with_the_input():
+    a = error_key("tensorflow.errors.InvalidArgumentError", "Value for attr 'T' of int32 is not allowed: 3\n NodeDef")
+    b = error_key("InvalidArgumentError", "Value for attr 'T' of bool is not allowed: 17")
+    assert a == b == "InvalidArgumentError: Value for attr '…' of <dtype> is not allowed: #"
+    assert error_key("TypeError", "x") != error_key("ValueError", "x")
