@@ -70,3 +70,20 @@ def test_bad_rule_files_fail_loudly(tmp_path):
         ErrorKinds.load(p)
     with pytest.raises(ConfigError, match="cannot read"):
         ErrorKinds.load(tmp_path / "missing.toml")
+
+
+@pytest.mark.parametrize("etype,message", [
+    ("tensorflow.python.framework.errors_impl.InvalidArgumentError",
+     "Value for attr 'T' of int64 is not in the list of allowed values: bfloat16, half, float"),
+    ("RuntimeError", "result type Float can't be cast to the desired output type Long"),
+    ("RuntimeError", "linalg.matrix_exp: Expected a floating point or complex tensor as input. Got Int"),
+])
+def test_unsupported_dtype_refusals_are_benign(etype, message):
+    assert ErrorKinds.load().classify(etype, message)[0] == "benign"
+
+
+def test_a_value_refusal_stays_a_status_divergence():
+    # one library rejecting a value another accepts is what the status oracle is for
+    kinds = ErrorKinds.load()
+    assert kinds.classify("InvalidArgumentError", "Input `a` must have at least 2 dimensions")[0] == "other"
+    assert kinds.classify("RuntimeError", "shape mismatch: [1] vs [1, 1]")[0] == "other"

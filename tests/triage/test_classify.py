@@ -92,3 +92,31 @@ def test_flush_keeps_sign_and_normals():
     x = np.array([-F32_SUB, F32_SUB, 1.0], np.float32)
     f = flush_subnormals({"x": x})["x"]
     assert f[0] == 0 and np.signbit(f[0]) and f[1] == 0 and not np.signbit(f[1]) and f[2] == 1.0
+
+
+def test_integer_overflow_is_promotion_when_the_exact_result_does_not_fit():
+    import numpy as np
+
+    from xamt.findings import FindingClass
+    from xamt.triage.classify import classify_value
+
+    x = np.array([2**30, 3], np.int32)
+    ref = np.array([-2147483648, 6], np.int32)     # lcm wrapped one way
+    out = np.array([2147483647, 6], np.int32)      # ... and saturated the other
+    wide = np.array([2**31, 6], np.int64)          # the exact result does not fit in int32
+    c = classify_value([out], 0, ref, {"x": x}, wide_reference=wide)
+    assert c.finding_class == FindingClass.PROMOTION and "integer overflow" in c.why
+    # the same difference where the exact result fits is a plain value divergence
+    c = classify_value([out], 0, ref, {"x": x}, wide_reference=np.array([5, 6], np.int64))
+    assert c.finding_class == FindingClass.VALUE
+
+
+def test_widen_integers_only_touches_narrow_integer_arrays():
+    import numpy as np
+
+    from xamt.triage.pipeline import widen_integers
+
+    vals = {0: np.array([1], np.int8), 1: np.array([1.5], np.float32), 2: 3, 3: np.array([1], np.int64)}
+    wide = widen_integers(vals)
+    assert wide[0].dtype == np.int64 and wide[1].dtype == np.float32 and wide[2] == 3
+    assert widen_integers({0: np.array([1], np.int64)}) is None

@@ -37,3 +37,32 @@ def test_call_order_file_is_checked(tmp_path):
     bad.write_text('[reference]\ncall_order = "function"\n')
     with pytest.raises(DataFileError, match="list"):
         load_call_order(bad)
+
+
+def test_a_declared_original_is_the_reference_before_its_reimplementation(tmp_path):
+    # jax ranks before scipy as a pivot, but jax.scipy's documentation says it implements scipy's
+    adapters = {"scipy": NS(pivot_rank=10), "jax": NS(pivot_rank=5)}
+    group = NS(members=[
+        NS(library="jax", call="function", qualname="jax.scipy.stats.cauchy.ppf",
+           implements=["scipy.stats.cauchy"]),
+        NS(library="scipy", call="function", qualname="scipy.stats.cauchy.ppf", implements=[])])
+    assert triage(tmp_path, adapters)._pivot_order(group, [0, 1]) == [1, 0]
+
+
+def test_a_member_rounding_the_float64_reference_to_its_dtype_is_no_outlier(tmp_path):
+    import numpy as np
+
+    # float32 determinants of a matrix whose float64 determinant (1e39) overflows float32: two
+    # members honestly give inf, one gives the largest float32 — that one is the outlier
+    ref = np.array([1e39, 2.0])
+    outputs = {0: np.array([np.inf, 2.0], np.float32), 1: np.array([np.inf, 2.0], np.float32),
+               2: np.array([np.finfo(np.float32).max, 2.0], np.float32)}
+    group = NS(tolerance=None)
+    t = triage(tmp_path)
+    assert t._outlier(group, outputs, [0, 1, 2], 0, ref, precise=True) == (2, 0)
+    # all of them rounding honestly: nobody is an outlier
+    outputs[2] = outputs[0]
+    assert t._outlier(group, outputs, [0, 1, 2], 0, ref, precise=True) == (None, 0)
+    # a member alone in a narrower dtype than the others is still measured strictly
+    outputs[2] = np.array([np.inf, 2.0], np.float16)
+    assert t._outlier(group, outputs, [0, 1, 2], 0, ref, precise=True)[0] == 2

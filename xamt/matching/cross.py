@@ -147,7 +147,7 @@ def members_and_slots(views: list[ApiView], data: MatchingData, *, call_of=None,
             library=v.library, qualname=v.qualname, target=v.record.target, kind=v.kind,
             call=call, plan=plan, receiver_slot=receiver_slot,
             via=via_of(v) if via_of else None, aliases=list(v.record.aliases),
-            category=v.category, canonical=v.canonical.name,
+            category=v.category, canonical=v.canonical.name, implements=list(v.record.doc_equiv),
         ))
     for slot in slots:
         taking = [m for m in members if slot.index in m.plan.slots()]

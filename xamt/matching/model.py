@@ -190,6 +190,9 @@ class Member:
     category: str = "generic"
     canonical: str = ""
     device: str | None = None
+    #: APIs this member's documentation says it implements (``jax.numpy.lcm``: ``numpy.lcm``);
+    #: triage takes such an original as the reference before the API that reimplements it
+    implements: list[str] = field(default_factory=list)
 
     @property
     def method_name(self) -> str:
@@ -225,6 +228,8 @@ class Member:
         data["plan"] = self.plan.to_json()
         if self.device is None:  # the registry's members (and their ids) predate devices
             del data["device"]
+        if not self.implements:  # likewise: members without a declared original stay as they were
+            del data["implements"]
         return data
 
     @classmethod

@@ -14,7 +14,9 @@ order, and the first that holds wins:
                    reference evaluated on the inputs flushed to zero agrees with the outlier;
                    without a re-run, the differing elements are where the flushed and unflushed
                    inputs differ (elementwise case);
-4. ``promotion`` — the outlier's dtype differs from the reference's and the reference cast to the
+4. ``promotion`` — integer overflow: where the outlier differs, the reference evaluated on the
+                   integer inputs widened to 64 bits does not fit the outlier's dtype; or the
+                   outlier's dtype differs from the reference's and the reference cast to the
                    outlier's dtype (with wrap-around or overflow to inf) agrees with it;
 5. ``precision`` — the outlier agrees with the reference under a looser tolerance;
 6. ``value``     — anything else.
@@ -149,6 +151,23 @@ def _diffs_within_subnormal_positions(
     return bool(sub.any() and not (differ & ~sub).any())
 
 
+def _overflow(a: np.ndarray, ref: np.ndarray, wide: np.ndarray) -> str | None:
+    """Why the divergence is an integer overflow: where the outlier and the reference differ,
+    the exact (64-bit) result does not fit in the outlier's dtype. None if it fits."""
+    if wide.shape != a.shape or ref.shape != a.shape or wide.dtype.kind not in "iuf":
+        return None
+    info = np.iinfo(a.dtype)
+    with np.errstate(all="ignore"):
+        differ = a.astype(np.float64) != ref.astype(np.float64)
+        exact = wide.astype(np.float64)
+        out = differ & ((exact > info.max) | (exact < info.min))
+    if not out.any():
+        return None
+    i = int(np.flatnonzero(out.reshape(-1))[0])
+    return (f"integer overflow: the exact result {wide.reshape(-1)[i]} (64-bit evaluation) does not "
+            f"fit in {a.dtype}; members wrap or saturate differently")
+
+
 def classify_value(
     outputs: Sequence[np.ndarray],
     outlier: int,
@@ -156,11 +175,14 @@ def classify_value(
     inputs: Mapping[str, np.ndarray],
     *,
     rerun_reference: Callable[[dict[str, np.ndarray]], np.ndarray | None] | None = None,
+    wide_reference: np.ndarray | None = None,
 ) -> Classification:
     """Class of the divergence of ``outputs[outlier]`` from ``reference`` on ``inputs``.
 
     ``rerun_reference(inputs)``, when given, evaluates the reference on other inputs (through the
     sandbox) and returns its output or None; it is used for the flush-to-zero experiment.
+    ``wide_reference``: the reference evaluated on the integer inputs widened to 64 bits (the
+    exact result where the narrow one overflows); it decides integer overflow.
     """
     a = np.asarray(outputs[outlier])
     ref = np.asarray(reference)
@@ -184,6 +206,10 @@ def classify_value(
         elif _diffs_within_subnormal_positions(a, ref, inputs):
             return Classification(
                 FindingClass.SUBNORMAL, "every differing element sits where an input is subnormal")
+    if wide_reference is not None and a.dtype.kind in "iu":
+        why = _overflow(a, ref, np.asarray(wide_reference))
+        if why:
+            return Classification(FindingClass.PROMOTION, why)
     if a.dtype != ref.dtype and a.dtype.kind in "fiuc" and ref.dtype.kind in "fiucb":
         with np.errstate(all="ignore"):
             cast = ref.astype(a.dtype)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -34,7 +35,8 @@ from xamt.oracle import ErrorKinds, SignalKind
 from xamt.triage.classify import classify_value, flush_subnormals
 from xamt.triage.minimise import minimise
 
-__all__ = ["Candidate", "Triage", "TriageOutcome", "input_signature", "upcast"]
+__all__ = ["Candidate", "Triage", "TriageOutcome", "input_signature", "upcast", "declared_originals",
+           "widen_integers"]
 
 _log = logging.getLogger("xamt.triage")
 
@@ -100,6 +102,18 @@ def upcast(values: Mapping[int, Any]) -> dict[int, Any] | None:
     return out if changed else None
 
 
+def widen_integers(values: Mapping[int, Any]) -> dict[int, Any] | None:
+    """``values`` with integer arrays narrower than 64 bits as int64 (the exact result of most
+    integer arithmetic on them); None if there are none."""
+    out = dict(values)
+    changed = False
+    for slot, v in values.items():
+        if isinstance(v, np.ndarray) and v.dtype.kind in "iu" and v.dtype.itemsize < 8:
+            out[slot] = v.astype(np.int64)
+            changed = True
+    return out if changed else None
+
+
 def _dominant_dtype(values: Mapping[int, Any]) -> str | None:
     for slot in sorted(values):
         v = values[slot]
@@ -108,6 +122,35 @@ def _dominant_dtype(values: Mapping[int, Any]) -> str | None:
         if isinstance(v, list) and v and isinstance(v[0], np.ndarray):
             return v[0].dtype.name
     return None
+
+
+def _rounds_to(a: np.ndarray, ref: np.ndarray, tol: Any, dtypes: Counter) -> bool:
+    """Whether ``a`` equals the float64 ``ref`` rounded to ``a``'s own dtype (overflow to inf
+    and underflow to 0 included), where that dtype is the one most members returned — a
+    member that alone returns a narrower dtype than the rest is still a promotion outlier."""
+    if a.dtype == ref.dtype or a.dtype.kind not in "fc" or a.shape != ref.shape:
+        return False
+    if dtypes and dtypes.most_common(1)[0][0] != a.dtype:
+        return False
+    with np.errstate(all="ignore"):
+        rounded = ref.astype(a.dtype)
+    return compare_group([rounded, a], reference=0, tol=tol).values_agree
+
+
+def declared_originals(members: Sequence[Any]) -> set[int]:
+    """Indices of the members that another member of another library declares it implements
+    (``Member.implements`` names the API or its namespace: ``scipy.stats.cauchy``)."""
+    out: set[int] = set()
+    for i, m in enumerate(members):
+        for o in members:
+            if o.library == m.library:
+                continue
+            name = getattr(m, "qualname", "")
+            if any(name == ref or name.startswith(ref + ".")
+                   for ref in getattr(o, "implements", None) or ()):
+                out.add(i)
+                break
+    return out
 
 
 @dataclass
@@ -190,17 +233,20 @@ class Triage:
         return Agreement(getattr(group, "tolerance", None) or None)
 
     def _pivot_order(self, group: Any, members: Sequence[int]) -> list[int]:
-        """Members in reference preference: the numpy-like library first, then inside one
+        """Members in reference preference: an API another member's documentation says it
+        implements (``scipy.stats.cauchy.ppf`` before ``jax.scipy.stats.cauchy.ppf``, "JAX
+        implementation of scipy.stats.cauchy"), then the numpy-like library, then inside one
         library the plainest call style (``triage.toml``)."""
         order = self.call_order
+        declared = declared_originals(group.members)
 
-        def rank(mi: int) -> tuple[int, int, int, int]:
+        def rank(mi: int) -> tuple[int, int, int, int, int]:
             m = group.members[mi]
             ad = self.adapters.get(m.library)
             style = order.index(m.call) if m.call in order else len(order)
             # a device twin (torch.sum@cuda:0) is measured against the CPU run, never the reverse
             on_device = 0 if getattr(m, "device", None) in (None, "cpu") else 1
-            return (getattr(ad, "pivot_rank", 50), style, on_device, mi)
+            return (0 if mi in declared else 1, getattr(ad, "pivot_rank", 50), style, on_device, mi)
         return sorted(members, key=rank)
 
     # -- entry point --------------------------------------------------------------------------
@@ -229,7 +275,8 @@ class Triage:
         ok = [cand.members[i] for i, r in enumerate(cand.results) if r.ok]
         outputs = {cand.members[i]: r.value for i, r in enumerate(cand.results) if r.ok}
         ref_member, ref_value, ref_label, ref_values = self._reference(group, cand.values, ok, outputs)
-        outlier, leaf = self._outlier(group, outputs, ok, ref_member, ref_value)
+        outlier, leaf = self._outlier(group, outputs, ok, ref_member, ref_value,
+                                      precise=ref_values is not None)
         if outlier is None:
             return TriageOutcome(None, dropped="no member diverges from the reference")
         values = cand.values
@@ -270,8 +317,14 @@ class Triage:
 
             has_sub = any(not np.array_equal(a, b, equal_nan=True)
                           for a, b in zip(arrays.values(), flush_subnormals(arrays).values()))
+            wide = None
+            widened = widen_integers(values) if out_leaf.dtype.kind in "iu" else None
+            if widened is not None:
+                res = self._run(group, widened, [ref_member])
+                lv = leaves(res[0].value) if res[0].ok else []
+                wide = lv[leaf] if leaf < len(lv) and isinstance(lv[leaf], np.ndarray) else None
             c = classify_value([out_leaf], 0, ref_leaf, arrays,
-                               rerun_reference=rerun if has_sub else None)
+                               rerun_reference=rerun if has_sub else None, wide_reference=wide)
             cls_name, why = c.finding_class, c.why
         rep = (compare_group([ref_leaf, out_leaf], reference=0, tol=group.tolerance or None)
                if isinstance(out_leaf, np.ndarray) and isinstance(ref_leaf, np.ndarray) else None)
@@ -315,10 +368,17 @@ class Triage:
         return mi, outputs[mi], f"{group.members[mi].qualname} (first pivot; no majority)", None
 
     def _outlier(self, group: Any, outputs: Mapping[int, Any], ok: Sequence[int], ref_member: int,
-                 ref_value: Any) -> tuple[int | None, int]:
-        """The member farthest from the reference and the index of the leaf where it differs."""
+                 ref_value: Any, *, precise: bool = False) -> tuple[int | None, int]:
+        """The member farthest from the reference and the index of the leaf where it differs.
+
+        ``precise``: the reference is a float64 evaluation. A member whose lower-precision
+        result equals that reference rounded to its own dtype (a float32 determinant that
+        overflows to inf where the float64 one is 1e39) did what its dtype allows and is not
+        an outlier; without this the member that overflows honestly was blamed."""
         best: tuple[float, int, int] | None = None
         ref_leaves = leaves(ref_value)
+        tol = group.tolerance or None
+        dtypes = Counter(a.dtype for mi in ok for a in leaves(outputs[mi]) if isinstance(a, np.ndarray))
         for mi in ok:
             lv = leaves(outputs[mi])
             if len(lv) != len(ref_leaves):
@@ -328,7 +388,9 @@ class Triage:
                 cand = None
                 for j, (a, r) in enumerate(zip(lv, ref_leaves)):
                     if isinstance(a, np.ndarray) and isinstance(r, np.ndarray):
-                        rep = compare_group([r, a], reference=0, tol=group.tolerance or None)
+                        rep = compare_group([r, a], reference=0, tol=tol)
+                        if not rep.values_agree and precise and _rounds_to(a, r, tol, dtypes):
+                            continue
                         if not rep.values_agree:
                             cand = (rep.members[1].distance, mi, j)
                             break
