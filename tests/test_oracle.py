@@ -77,6 +77,9 @@ def test_bad_rule_files_fail_loudly(tmp_path):
      "Value for attr 'T' of int64 is not in the list of allowed values: bfloat16, half, float"),
     ("RuntimeError", "result type Float can't be cast to the desired output type Long"),
     ("RuntimeError", "linalg.matrix_exp: Expected a floating point or complex tensor as input. Got Int"),
+    ("ValueError", "array must not contain infs or NaNs"),
+    ("torch._C._LinAlgError", "linalg.eigh: The algorithm failed to converge"),
+    ("InvalidArgumentError", "{{function_node x}} Self-adjoint eigen decomposition was not successful."),
 ])
 def test_unsupported_dtype_refusals_are_benign(etype, message):
     assert ErrorKinds.load().classify(etype, message)[0] == "benign"
