@@ -141,6 +141,8 @@ class ApiRecord:
     defined_in: str | None = None
     deprecated: bool = False
     qualifier: str | None = None
+    #: for an API mined as an attribute of another (``numpy.add.reduce``): that API's qualname
+    sub_api_of: str | None = None
 
     @property
     def names(self) -> list[str]:
@@ -589,6 +591,7 @@ def mine_library(adapter: LibraryAdapter) -> LibraryCatalog:
     except Exception as exc:
         raise MiningError(f"cannot import {adapter.import_name}: {exc}") from exc
     hook = adapter.signature_hook()
+    sub_apis = resolve_ref(adapter.sub_apis_ref) if adapter.sub_apis_ref else None
     foreign = _foreign_objects(adapter)
     keepalive: list[Any] = []
 
@@ -620,6 +623,9 @@ def mine_library(adapter: LibraryAdapter) -> LibraryCatalog:
                     continue
                 if not _is_api_callable(obj) or not _owned(adapter, obj, foreign):
                     continue
+                origins = adapter.namespace_origins.get(ns)
+                if origins is not None and _origin_module(obj) not in origins:
+                    continue
                 keepalive.append(obj)
                 objects[id(obj)] = obj
                 by_id.setdefault(id(obj), []).append((ns_index, name, ns, qualname))
@@ -634,10 +640,14 @@ def mine_library(adapter: LibraryAdapter) -> LibraryCatalog:
                 obj, name, method=False, hook=hook, owner=None,
                 hook_on_variadic=adapter.signature_hook_on_variadic,
             )
+            if ns in adapter.keyword_only_namespaces:
+                params, overloads = _keyword_only(params), [_keyword_only(o) for o in overloads]
             rec = _record(adapter, obj, name, ns, qualname, f"{ns_targets[ns]}{name}", "function",
                           params, source, overloads, [n[3] for n in names[1:]])
             rec.qualifier = _qualifier(adapter, ns)
             records.append(rec)
+            if sub_apis is not None:
+                records.extend(_sub_api_records(adapter, obj, rec, sub_apis, hook, keepalive))
 
         for owner in adapter.method_owners:
             try:
@@ -737,6 +747,49 @@ def mine_library(adapter: LibraryAdapter) -> LibraryCatalog:
     )
 
 
+def _keyword_only(params: list[Param]) -> list[Param]:
+    """``params`` of a function that takes keyword arguments only: every named parameter
+    ``keyword_only`` (the declaration order is kept)."""
+    return [Param(p.name, "keyword_only", p.default, p.required, p.annotation)
+            if p.kind in ("positional_only", "positional_or_keyword") else p for p in params]
+
+
+def _sub_api_records(adapter: LibraryAdapter, obj: Any, rec: ApiRecord,
+                     sub_apis: Callable[[Any], list[str]], hook: Callable[..., Any] | None,
+                     keepalive: list[Any]) -> list[ApiRecord]:
+    """Records of the APIs a mined function carries as attributes (``numpy.add.reduce``).
+
+    The name is qualified by the function's (``add_reduce``): ``reduce`` alone says nothing.
+    The docstring is the method's, shared by every function that has it (``ufunc.reduce``), so
+    its references and declared equivalences are not this API's and are left out.
+    """
+    try:
+        names = list(sub_apis(obj))
+    except Exception as exc:  # a hook that fails leaves the function without sub-APIs
+        _log.debug("sub-API hook failed for %s: %s", rec.qualname, exc)
+        return []
+    out = []
+    for attr in names:
+        try:
+            sub = getattr(obj, attr)
+        except Exception:
+            continue
+        keepalive.append(sub)
+        params, source, overloads = extract_signature(
+            sub, attr, method=False, hook=hook, owner=None,
+            hook_on_variadic=adapter.signature_hook_on_variadic,
+        )
+        sub_rec = _record(adapter, sub, attr, rec.namespace, f"{rec.qualname}.{attr}",
+                          f"{rec.target}.{attr}", "function", params, source, overloads,
+                          [f"{a}.{attr}" for a in rec.aliases])
+        sub_rec.doc_refs, sub_rec.doc_equiv, sub_rec.alias_of = [], [], None
+        sub_rec.qualifier = rec.name
+        sub_rec.sub_api_of = rec.qualname
+        sub_rec.defined_in = rec.defined_in
+        out.append(sub_rec)
+    return out
+
+
 def _resolve_namespace(ns: str) -> tuple[Any, str]:
     """The namespace object and the target prefix of its names: ``"numpy.linalg:"`` for a
     module, ``"scipy.stats:norm."`` for an object inside a module."""
@@ -795,6 +848,12 @@ def miner_fingerprint(adapter: LibraryAdapter) -> str:
             "qualified": list(adapter.qualified_parents),
             "object_members": sorted(adapter.object_members),
             "python": platform.python_version(),
+            # only when used, so adapters without these keep their cached catalogs
+            **({"origins": {k: list(v) for k, v in sorted(adapter.namespace_origins.items())}}
+               if adapter.namespace_origins else {}),
+            **({"keyword_only": list(adapter.keyword_only_namespaces)}
+               if adapter.keyword_only_namespaces else {}),
+            **({"sub_apis": adapter.sub_apis_ref} if adapter.sub_apis_ref else {}),
         },
         sort_keys=True,
     )

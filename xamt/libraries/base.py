@@ -10,6 +10,7 @@ Adding a library means adding one module ``xamt/libraries/<name>.py`` that defin
 """
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import importlib.metadata
 import importlib.util
@@ -77,8 +78,23 @@ class LibraryAdapter:
     dtypes: Mapping[str, str]
     method_owners: tuple[MethodOwner, ...] = ()
     class_namespaces: tuple[ClassNamespace, ...] = ()
-    #: public names (``qualname`` or ``qualname.*``-style prefixes ending in ``.``) never mined
+    #: public names never mined: a ``qualname``, a prefix ending in ``.`` (``numpy.testing.``),
+    #: or a glob pattern with ``*`` (``tensorflow.raw_ops.*Grad``)
     exclude: frozenset[str] = frozenset()
+    #: namespace -> modules its callables must be defined in to be mined (``tf.raw_ops`` holds
+    #: every op: only those of the computation modules, not datasets, queues or variables)
+    namespace_origins: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: namespaces whose functions accept keyword arguments only (``tf.raw_ops.Abs(x=t)``; a
+    #: positional call raises): their parameters are recorded keyword-only, so plans bind them
+    #: by keyword
+    keyword_only_namespaces: tuple[str, ...] = ()
+    #: namespaces whose functions get no ``eager_compiled`` twin: their compiled run is the one
+    #: of another API's twin (``tf.raw_ops.Abs`` under ``tf.function`` runs ``tf.abs``'s kernel)
+    uncompiled_namespaces: tuple[str, ...] = ()
+    #: ``sub_apis(obj) -> list[str]``: attribute names of a mined function that are APIs of
+    #: their own (a numpy ufunc's ``reduce``, ``accumulate``, ``outer``), mined as
+    #: ``<function>.<name>`` and matched under ``<function>_<name>`` (``add_reduce``)
+    sub_apis_ref: str | None = None
     #: environment variables set (if not already set) before the library is imported
     environment: Mapping[str, str] = field(default_factory=dict)
     #: preference as the pivot of an argument plan (lower first); the numpy-like reference first
@@ -175,7 +191,8 @@ class LibraryAdapter:
         """True when ``qualname`` is on this adapter's do-not-mine list."""
         if qualname in self.exclude:
             return True
-        return any(p.endswith(".") and qualname.startswith(p) for p in self.exclude)
+        return any((p.endswith(".") and qualname.startswith(p))
+                   or ("*" in p and fnmatch.fnmatchcase(qualname, p)) for p in self.exclude)
 
     def owns(self, module_name: str | None) -> bool:
         """True when an object's ``__module__`` belongs to this library."""

@@ -8,7 +8,7 @@ from xamt.libraries._compile import compiled_call
 from xamt.libraries.base import LibraryAdapter, MethodOwner, resolve_ref, same_dtype_names
 
 __all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "devices", "place", "device_scope",
-           "call_compiled"]
+           "call_compiled", "ufunc_methods"]
 
 _DTYPES = same_dtype_names()
 
@@ -106,6 +106,18 @@ def call_compiled(target: str, *args: Any, **kwargs: Any) -> Any:
     return compiled_call(target, _resolve(target), jax.jit, args, kwargs, _is_array)
 
 
+def ufunc_methods(obj: Any) -> list[str]:
+    """The sub-APIs of a mined jax object: a binary ``jax.numpy.ufunc``'s ``reduce``,
+    ``accumulate``, ``outer`` and ``reduceat`` (numpy's ufunc methods; ``at`` is an update)."""
+    import jax.numpy as jnp
+
+    from xamt.libraries.numpy import UFUNC_METHODS
+
+    if isinstance(obj, jnp.ufunc) and obj.nin == 2 and obj.nout == 1:
+        return [m for m in UFUNC_METHODS if hasattr(obj, m)]
+    return []
+
+
 def adapter() -> LibraryAdapter:
     return LibraryAdapter(
         name="jax",
@@ -134,4 +146,5 @@ def adapter() -> LibraryAdapter:
         devices_ref="xamt.libraries.jax:devices",
         placement_ref="xamt.libraries.jax:place",
         device_scope_ref="xamt.libraries.jax:device_scope",
+        sub_apis_ref="xamt.libraries.jax:ufunc_methods",
     )

@@ -5,7 +5,11 @@ from typing import Any
 
 from xamt.libraries.base import LibraryAdapter, MethodOwner, same_dtype_names
 
-__all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "call_with_out"]
+__all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "call_with_out", "ufunc_methods",
+           "UFUNC_METHODS"]
+
+#: methods of a binary ufunc that compute on arrays (``at`` updates its operand in place)
+UFUNC_METHODS = ("reduce", "accumulate", "outer", "reduceat")
 
 _DTYPES = same_dtype_names(("bfloat16",))
 
@@ -33,6 +37,17 @@ def dtype(name: str) -> Any:
     import numpy as np
 
     return np.dtype(name)
+
+
+def ufunc_methods(obj: Any) -> list[str]:
+    """The sub-APIs of a mined numpy object: a binary scalar ufunc's :data:`UFUNC_METHODS`
+    (``numpy.add.reduce``). Unary ufuncs and generalised ufuncs (``matmul``) have the methods
+    but raise when they are called."""
+    import numpy as np
+
+    if isinstance(obj, np.ufunc) and obj.nin == 2 and obj.nout == 1 and obj.signature is None:
+        return list(UFUNC_METHODS)
+    return []
 
 
 def call_with_out(target: str, *args: Any, **kwargs: Any) -> Any:
@@ -67,4 +82,5 @@ def adapter() -> LibraryAdapter:
         }),
         pivot_rank=0,
         out_call_ref="xamt.libraries.numpy:call_with_out",
+        sub_apis_ref="xamt.libraries.numpy:ufunc_methods",
     )

@@ -1,8 +1,15 @@
 """TensorFlow adapter.
 
 ``tf.keras`` is not mined here: with Keras 3 installed it is the ``keras`` package itself, mined by
-the keras adapter. ``tf.raw_ops`` (1,400+ low-level twins of the public ops) and ``tf.sparse`` /
-``tf.strings`` (need SparseTensor / string inputs) are not mined either. ``tf.Tensor`` has no
+the keras adapter. ``tf.sparse`` / ``tf.strings`` (need SparseTensor / string inputs) are not mined
+either. ``tf.raw_ops`` (1,400+ low-level ops, the public ops' kernels) is mined, but only the ops
+of the computation modules (:data:`RAW_OPS_ORIGINS`: math, arrays, nn, linalg, fft, special,
+bitwise) and not those :data:`RAW_OPS_EXCLUDED` names (gradients, quantized, sparse, graph-only).
+Raw ops take keyword arguments only (``tf.raw_ops.Abs(x=t)``), so their parameters are recorded
+keyword-only; they get no ``tf.function`` twin (it would compile the kernel their public
+wrapper's twin already compiles). Their names are matched through
+``[namespace_aliases."tensorflow.raw_ops"]`` of ``aliases.toml`` where an op's name means
+something else than the public name (``Mod`` is a truncated remainder, ``Inv`` a reciprocal). ``tf.Tensor`` has no
 operation methods and ``tf.Variable``'s methods are state updates on a Variable receiver, so TF
 contributes no tensor methods.
 """
@@ -18,6 +25,63 @@ __all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "devices", "place", "de
            "call_compiled"]
 
 _DTYPES = same_dtype_names()
+
+_RAW_OPS = "tensorflow.raw_ops"
+
+#: modules of the raw ops that compute on plain tensors; the others hold resource/variable,
+#: dataset/iterator, queue/stack (data_flow), summary, string, IO/file, lookup-table, collective,
+#: TPU/XLA-internal, control-flow, random and training ops
+RAW_OPS_ORIGINS = tuple(f"tensorflow.python.ops.gen_{m}_ops" for m in (
+    "math", "array", "nn", "linalg", "spectral", "special_math", "bitwise", "manip",
+))
+
+#: raw ops of those modules that are not plain computations (pattern, reason)
+RAW_OPS_EXCLUDED: tuple[tuple[str, str], ...] = (
+    ("*Grad", "gradient kernels: inputs are upstream gradients"),
+    ("*GradV2", "gradient kernels"),
+    ("*GradV3", "gradient kernels"),
+    ("*GradA", "gradient kernels"),
+    ("*Gradient", "gradient kernels"),
+    ("*GradGrad*", "gradient kernels"),
+    ("*GradWithArgmax", "gradient kernels"),
+    ("*Backprop*", "gradient kernels of convolutions"),
+    ("*GradientArgs", "gradient bookkeeping (BroadcastGradientArgs)"),
+    ("DebugGradient*", "gradient debugging identity"),
+    ("PreventGradient", "gradient control, an identity that fails under differentiation"),
+    ("StopGradient", "gradient control, an identity"),
+    ("Quantize*", "quantized arithmetic (min/max range tensors)"),
+    ("Quantized*", "quantized arithmetic (min/max range tensors)"),
+    ("Requantiz*", "quantized arithmetic"),
+    ("Dequantize", "quantized arithmetic"),
+    ("FakeQuant*", "quantization simulation"),
+    ("Sparse*", "sparse tensors or segment ids with indices: not plain dense inputs"),
+    ("RaggedBincount", "ragged tensor inputs"),
+    ("Batch*Matrix*", "deprecated pre-broadcasting batch ops (removed kernels)"),
+    ("BatchFFT*", "deprecated pre-broadcasting batch ops (removed kernels)"),
+    ("BatchIFFT*", "deprecated pre-broadcasting batch ops (removed kernels)"),
+    ("BatchCholesky*", "deprecated pre-broadcasting batch ops (removed kernels)"),
+    ("BatchSelfAdjointEig*", "deprecated pre-broadcasting batch ops (removed kernels)"),
+    ("BatchSvd", "deprecated pre-broadcasting batch ops (removed kernels)"),
+    ("BatchNormWithGlobalNormalization", "deprecated (GraphDef version 9)"),
+    ("Placeholder*", "graph-only: a feed point"),
+    ("Const", "graph-only: the value is a TensorProto attribute"),
+    ("ImmutableConst", "graph-only: memory-mapped file region"),
+    ("GuaranteeConst", "graph-only constant-folding hint"),
+    ("RefIdentity", "reference (ref-typed) tensors"),
+    ("*Assign", "updates a variable or ref tensor in place"),
+    ("Inplace*", "updates its input buffer in place"),
+    ("DeepCopy", "copy plumbing"),
+    ("Snapshot", "copy plumbing"),
+    ("Empty", "uninitialised memory: contents are arbitrary"),
+    ("ParallelConcat", "graph-only: inputs are written in place as they arrive"),
+    ("AccumulateNV2", "graph-only: needs a temporary variable (rewritten to AddN)"),
+    ("CheckNumerics*", "debugging assertion"),
+    ("EnsureShape", "shape assertion"),
+    ("Fingerprint", "hashing, not arithmetic"),
+    ("EditDistance", "sparse tensor inputs"),
+    ("IdentityN", "plumbing: identity of a list"),
+    ("SobolSample", "quasi-random sequence generator"),
+)
 
 
 def from_numpy(array: Any) -> Any:
@@ -106,8 +170,12 @@ def adapter() -> LibraryAdapter:
             "tensorflow", "tensorflow.math", "tensorflow.linalg", "tensorflow.nn",
             "tensorflow.signal", "tensorflow.image", "tensorflow.bitwise", "tensorflow.random",
             "tensorflow.math.special", "tensorflow.experimental.numpy",
-            "tensorflow.experimental.numpy.random",
+            "tensorflow.experimental.numpy.random", _RAW_OPS,
         ),
+        exclude=frozenset(f"{_RAW_OPS}.{pattern}" for pattern, _ in RAW_OPS_EXCLUDED),
+        namespace_origins={_RAW_OPS: RAW_OPS_ORIGINS},
+        keyword_only_namespaces=(_RAW_OPS,),
+        uncompiled_namespaces=(_RAW_OPS,),
         own_modules=("tensorflow",),
         from_numpy_ref="xamt.libraries.tensorflow:from_numpy",
         to_numpy_ref="xamt.libraries.tensorflow:to_numpy",

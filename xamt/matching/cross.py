@@ -115,8 +115,11 @@ class _UnionFind:
 
 
 def _pivot_order(v: ApiView) -> tuple:
-    # reference-like library first; functions before methods; then the fuller signature
-    return (v.pivot_rank, v.kind != "function", v.record.deprecated, -len(v.inputs), v.qualname)
+    # plain APIs before secondary ones (numpy.sum before numpy.add.reduce, tf.abs before
+    # tf.raw_ops.Abs, whatever the library); then the reference-like library; functions before
+    # methods; then the fuller signature
+    return (v.secondary, v.pivot_rank, v.kind != "function", v.record.deprecated,
+            -len(v.inputs), v.qualname)
 
 
 def members_and_slots(views: list[ApiView], data: MatchingData, *, call_of=None, via_of=None):
@@ -204,7 +207,9 @@ def cross_library_groups(index: ViewIndex, data: MatchingData) -> tuple[list[Can
             confidence = sum(pair_conf) / len(pair_conf) if pair_conf else 0.0
             if confidence < g["min_confidence"]:
                 continue
-            categories = Counter(v.category for v in comp_views)
+            # the group's category is its plain members' (a raw op's namespace says nothing)
+            categories = (Counter(v.category for v in comp_views if not v.secondary)
+                          or Counter(v.category for v in comp_views))
             category = categories.most_common(1)[0][0]
             pivot, slots, planned = members_and_slots(comp_views, data)
             key = f"x:{canonical}/{category}" + (f"#{n}" if len(parts) > 1 else "")

@@ -62,6 +62,8 @@ class MatchingData:
 
     aliases: dict[str, str]
     library_aliases: dict[str, dict[str, str]]
+    #: namespace -> {an API's own name in that namespace: canonical name}, looked up first
+    namespace_aliases: dict[str, dict[str, str]]
     lossy: frozenset[str]
     also: dict[str, tuple[str, ...]]
     max_hops: int
@@ -147,6 +149,10 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
         lib: _str_map(table, "aliases.toml", f"[library_aliases.{lib}]")
         for lib, table in al.get("library_aliases", {}).items()
     }
+    ns_aliases = {
+        ns: _str_map(table, "aliases.toml", f"[namespace_aliases.{ns}]")
+        for ns, table in al.get("namespace_aliases", {}).items()
+    }
     also = {}
     for api, names in al.get("also", {}).items():
         also[api] = tuple(_str_list(names, "aliases.toml", f"[also].{api}"))
@@ -219,7 +225,7 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
     for section in ("confidence", "grouping", "assignment", "doc", "relations"):
         _expect(isinstance(m.get(section), dict), "matching.toml", f"[{section}] is missing")
     return MatchingData(
-        aliases=aliases, library_aliases=lib_aliases, lossy=frozenset(lossy), also=also,
+        aliases=aliases, library_aliases=lib_aliases, namespace_aliases=ns_aliases, lossy=frozenset(lossy), also=also,
         max_hops=int(canon.get("max_hops", 4)),
         strip_prefixes=tuple(_str_list(canon.get("strip_prefixes", []), "aliases.toml",
                                        "strip_prefixes")),

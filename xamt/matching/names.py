@@ -1,6 +1,8 @@
 """Name canonicalisation (Xamt++'s ``normalize_name``, driven by ``aliases.toml``).
 
-Steps: camelCase → snake_case and lower case; ``conv2_d`` → ``conv2d``; version suffixes
+Steps: an API's own name listed for its namespace (``[namespace_aliases]``: ``tf.raw_ops.Mod``
+is a truncated remainder, not ``mod``) gives the canonical name directly; otherwise
+camelCase → snake_case and lower case; ``conv2_d`` → ``conv2d``; version suffixes
 (``_v2``) and listed suffixes dropped; library/namespace prefixes stripped repeatedly; then the
 library's own aliases and the shared alias table followed up to ``max_hops`` times.
 """
@@ -34,9 +36,15 @@ class Canonical:
     lossy: bool = False
 
 
-def canonical_name(raw: str, data: MatchingData, library: str | None = None) -> Canonical:
-    """Canonical form of one raw API name (the last dotted component is used)."""
-    name = snake(raw.rsplit(".", 1)[-1])
+def canonical_name(raw: str, data: MatchingData, library: str | None = None,
+                   namespace: str | None = None) -> Canonical:
+    """Canonical form of one raw API name (the last dotted component is used); ``namespace``
+    (the namespace the API was mined from) selects its ``[namespace_aliases]`` table."""
+    own = raw.rsplit(".", 1)[-1]
+    ns_table = data.namespace_aliases.get(namespace or "", {})
+    if own in ns_table:
+        return Canonical(ns_table[own])
+    name = snake(own)
     name = re.sub(r"_v\d+$", "", name)
     for suffix in data.strip_suffixes:
         if name.endswith(suffix) and len(name) > len(suffix):

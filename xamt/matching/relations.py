@@ -32,6 +32,7 @@ from xamt.matching.categories import partition
 from xamt.matching.cross import _UnionFind, members_and_slots, pair_confidence
 from xamt.matching.data import MatchingData
 from xamt.matching.model import ArgSpec, CandidateGroup, Member, band
+from xamt.matching.names import snake
 from xamt.matching.roles import inputs_of
 from xamt.matching.views import ApiView, ViewIndex
 
@@ -87,9 +88,14 @@ def _aliases_and_twins(index: ViewIndex, data: MatchingData) -> list[CandidateGr
         for comp in comps.values():
             if len(comp) < 2:
                 continue
-            same_name = len({v.record.name for v in comp}) == 1
+            # secondary APIs (tf.raw_ops.AddV2, numpy.add.reduce) join the group of their plain
+            # twins without changing its kind or key; tf.abs and tf.raw_ops.Abs have one name
+            # in two spellings
+            comp.sort(key=lambda v: (v.secondary, v.qualname))
+            plain = [v for v in comp if not v.secondary]
+            named = plain if len(plain) >= 2 else comp
+            same_name = len({snake(v.record.name) for v in named}) == 1
             relation = "namespace_twin" if same_name else "alias"
-            comp.sort(key=lambda v: v.qualname)
             groups.append(_group(relation, comp, data, key=f"{relation}:{comp[0].qualname}"))
     # one object under several public names
     for v in index.views:
@@ -247,12 +253,16 @@ def _functional_modules(index: ViewIndex, data: MatchingData) -> list[CandidateG
 
 
 def _eager_compiled(index: ViewIndex, data: MatchingData, compile_refs: dict[str, str],
-                    cross_members: set[str] | None) -> list[CandidateGroup]:
+                    cross_members: set[str] | None,
+                    uncompiled: dict[str, tuple[str, ...]] | None = None) -> list[CandidateGroup]:
     groups = []
+    uncompiled = uncompiled or {}
     for v in _functions(index, data):
         via = compile_refs.get(v.library)
         if via is None or (cross_members is not None and v.qualname not in cross_members):
             continue
+        if v.record.namespace in uncompiled.get(v.library, ()):
+            continue  # the adapter says its compiled run repeats another API's twin
         g = _group("eager_compiled", [v], data, key=f"eager_compiled:{v.qualname}")
         twin = Member.from_json(g.members[0].to_json())
         twin.call, twin.via = "compiled", via
@@ -292,11 +302,13 @@ def intra_library_groups(
     registry = registry or Registry()
     out_refs: dict[str, str] = {}
     compile_refs: dict[str, str] = {}
+    uncompiled: dict[str, tuple[str, ...]] = {}
     for lib, cat in catalogs.items():
         try:
             adapter = registry.get(lib)
         except Exception:
             continue
+        uncompiled[lib] = adapter.uncompiled_namespaces
         if adapter.out_call_ref:
             out_refs[lib] = adapter.out_call_ref
         compile_info: dict[str, Any] = cat.info.get("compile") or {}
@@ -309,7 +321,8 @@ def intra_library_groups(
     groups += _inplace(index, data)
     groups += _out_variants(index, data, out_refs)
     groups += _functional_modules(index, data)
-    groups += _eager_compiled(index, data, compile_refs, cross_members if only_cross else None)
+    groups += _eager_compiled(index, data, compile_refs, cross_members if only_cross else None,
+                              uncompiled)
     groups += _status_siblings(index, data)
     # keys must be unique: later duplicates get a suffix
     seen: dict[str, int] = {}

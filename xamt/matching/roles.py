@@ -105,6 +105,11 @@ def inputs_of(params: list[Param], data: MatchingData, *, receiver: bool = False
     """Inputs of a parameter list (see the module docstring)."""
     out: list[Input] = []
     position = 0
+    # A function whose named parameters are all keyword-only (tf.raw_ops.Sub(x=, y=)) still
+    # declares them in an order, and that order is what positions mean to the argument
+    # assignment (x pairs with numpy.subtract's x1). They are passed by keyword all the same.
+    ordered = not receiver and any(p.kind == "keyword_only" for p in params) and all(
+        p.kind in ("keyword_only", "var_keyword") for p in params)
     if receiver:
         out.append(Input("self", "tensor", "positional_only", True, None, "tensor", 0, True))
         position = 1
@@ -122,8 +127,8 @@ def inputs_of(params: list[Param], data: MatchingData, *, receiver: bool = False
         if p.kind == "var_keyword":
             continue
         role = role_of(p.name, data)
-        pos = position if p.kind in ("positional_only", "positional_or_keyword") else None
-        if p.kind in ("positional_only", "positional_or_keyword"):
+        pos = position if ordered or p.kind in ("positional_only", "positional_or_keyword") else None
+        if ordered or p.kind in ("positional_only", "positional_or_keyword"):
             position += 1
         if role is None:
             continue

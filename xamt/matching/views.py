@@ -56,6 +56,9 @@ class ApiView:
     inplace_of: str | None = None
     extra_canonicals: list[Canonical] = field(default_factory=list)
     pivot_rank: int = 50
+    #: a poorer reference than its library's plain functions (a sub-API such as
+    #: ``numpy.add.reduce``, a keyword-only raw op): never the pivot when one of those is there
+    secondary: bool = False
 
     @property
     def library(self) -> str:
@@ -95,9 +98,10 @@ class ViewIndex:
         return self.by_name.get(name)
 
 
-def _view(record: ApiRecord, data: MatchingData, adapter_info: dict[str, tuple[int, str | None]],
+def _view(record: ApiRecord, data: MatchingData,
+          adapter_info: dict[str, tuple[int, str | None, tuple[str, ...]]],
           memo: dict[str, str]) -> ApiView:
-    rank, inplace_suffix = adapter_info.get(record.library, (50, None))
+    rank, inplace_suffix, keyword_only = adapter_info.get(record.library, (50, None, ()))
     raw_name = record.name
     inplace_of = None
     if inplace_suffix and raw_name.endswith(inplace_suffix) and not raw_name.endswith("__"):
@@ -105,7 +109,7 @@ def _view(record: ApiRecord, data: MatchingData, adapter_info: dict[str, tuple[i
         raw_name = inplace_of
     if record.qualifier:
         raw_name = f"{record.qualifier}_{raw_name}"
-    canonical = canonical_name(raw_name, data, record.library)
+    canonical = canonical_name(raw_name, data, record.library, record.namespace)
     extra: list[Canonical] = []
     for alias in record.aliases:
         if record.qualifier:
@@ -127,7 +131,8 @@ def _view(record: ApiRecord, data: MatchingData, adapter_info: dict[str, tuple[i
                    overload_inputs=overloads, roles=roles, arity=arity,
                    terms=doc_terms(record.doc, data, memo), inplace_of=inplace_of,
                    extra_canonicals=extra, pivot_rank=rank, core_roles=core_roles,
-                   core_arity=core_arity)
+                   core_arity=core_arity,
+                   secondary=record.sub_api_of is not None or record.namespace in keyword_only)
 
 
 def build_views(catalogs: dict[str, LibraryCatalog], data: MatchingData,
@@ -138,9 +143,10 @@ def build_views(catalogs: dict[str, LibraryCatalog], data: MatchingData,
     for lib in catalogs:
         try:
             adapter = registry.get(lib)
-            info[lib] = (adapter.pivot_rank, adapter.inplace_suffix)
+            info[lib] = (adapter.pivot_rank, adapter.inplace_suffix,
+                         adapter.keyword_only_namespaces)
         except Exception:  # a catalog of a library without adapter: defaults
-            info[lib] = (50, None)
+            info[lib] = (50, None, ())
     memo: dict[str, str] = {}
     index_conflicts: list[tuple[str, str]] = []
     views = [_view(rec, data, info, memo) for cat in catalogs.values() for rec in cat.records]
