@@ -45,6 +45,14 @@ def test_benign_refusal_is_recorded_not_filed(kinds):
     assert [(s.kind, s.member) for s in sig] == [(SignalKind.STATUS_BENIGN, 1)]
     sig = judge_statuses([out("ok"), out("raised", "AxisError", "axis 5 is out of bounds")], kinds)
     assert sig[0].kind is SignalKind.STATUS_BENIGN
+    # torch.distributions with validate_args=True refuses a domain scipy answers with nan
+    msg = ("Expected parameter rate (Tensor of shape (1,)) of distribution Poisson(rate: "
+           "tensor([-1.])) to satisfy the constraint GreaterThanEq(lower_bound=0.0), but found")
+    sig = judge_statuses([out("ok"), out("raised", "ValueError", msg)], kinds)
+    assert sig[0].kind is SignalKind.STATUS_BENIGN
+    # any other ValueError stays a status finding
+    sig = judge_statuses([out("ok"), out("raised", "ValueError", "Expected a bigger array")], kinds)
+    assert sig[0].kind is SignalKind.STATUS
 
 
 @pytest.mark.parametrize("status", ["crashed", "timeout", "oom"])

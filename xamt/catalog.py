@@ -14,6 +14,9 @@ What is mined, per object:
 * tensor methods of the adapter's ``method_owners`` (``torch.Tensor.abs``), minus plumbing;
 * callable classes of ``class_namespaces`` (``torch.nn.ReLU``) **that have a functional form** in
   the same library (``torch.nn.functional.relu``), found by name;
+* methods of the classes of ``constructed_namespaces`` (``torch.distributions.Normal.log_prob``,
+  kind ``constructed``): the method's parameters as ``params``, the constructor's as
+  ``init_params``;
 * the same object under several public names is one record; the other names are its ``aliases``.
 
 Signatures come from ``inspect.signature``; where it fails (or hides parameters behind
@@ -112,7 +115,8 @@ class ApiRecord:
     ``qualname`` is the public dotted name (``torch.nn.functional.relu``, ``torch.Tensor.abs``);
     ``target`` the ``"module:qualname"`` reference a sandbox worker resolves
     (``torch.nn.functional:relu``, ``torch:Tensor.abs``); ``namespace`` the mined module;
-    ``owner`` the tensor class of a method; ``kind`` is ``function``, ``method`` or ``class``.
+    ``owner`` the tensor class of a method (the class of a constructed API); ``kind`` is
+    ``function``, ``method``, ``class`` or ``constructed``.
     For a method, ``receiver`` is True and ``params`` leave the receiver out. For a class,
     ``params`` is the call (``forward``/``call``) signature, ``init_params`` the constructor's,
     and ``functional_forms`` the same library's functions it corresponds to. ``qualifier``
@@ -175,7 +179,7 @@ class LibraryCatalog:
 
     def counts(self) -> dict[str, int]:
         """Records per kind, and the number of extra (alias) names."""
-        counts = {"function": 0, "method": 0, "class": 0}
+        counts = {"function": 0, "method": 0, "class": 0, "constructed": 0}
         for rec in self.records:
             counts[rec.kind] = counts.get(rec.kind, 0) + 1
         counts["total"] = len(self.records)
@@ -729,6 +733,9 @@ def mine_library(adapter: LibraryAdapter) -> LibraryCatalog:
                 rec.functional_forms = forms
                 records.append(rec)
 
+        for cons in adapter.constructed_namespaces:
+            records.extend(_mine_constructed(adapter, cons, foreign, keepalive, notes))
+
     info: dict[str, Any] = {
         "namespaces": list(adapter.namespaces),
         "notes": notes,
@@ -788,6 +795,55 @@ def _sub_api_records(adapter: LibraryAdapter, obj: Any, rec: ApiRecord,
         sub_rec.defined_in = rec.defined_in
         out.append(sub_rec)
     return out
+
+
+def _mine_constructed(adapter: LibraryAdapter, cons: Any, foreign: Sequence[Any],
+                      keepalive: list[Any], notes: list[str]) -> list[ApiRecord]:
+    """Records of a constructed namespace (see :class:`~xamt.libraries.base.ConstructedNamespace`):
+    ``torch.distributions.Normal.log_prob`` with the method's parameters as ``params`` and the
+    constructor's as ``init_params``."""
+    try:
+        module = importlib.import_module(cons.module)
+        base = resolve_ref(cons.base)
+    except Exception as exc:
+        notes.append(f"constructed namespace {cons.module} not usable: {exc}")
+        return []
+    records: list[ApiRecord] = []
+    for cls_name in sorted(dir(module)):
+        if not _public(cls_name):
+            continue
+        try:
+            cls = getattr(module, cls_name)
+        except Exception:
+            continue
+        if not inspect.isclass(cls) or cls is base or not issubclass(cls, base):
+            continue
+        if not _owned(adapter, cls, foreign) or inspect.isabstract(cls):
+            continue
+        init_params, _, _ = extract_signature(cls.__init__, "__init__", method=True, hook=None,
+                                              owner=cls_name)
+        init_names = {p.name for p in init_params}
+        for method in cons.methods:
+            fn = getattr(cls, method, None)
+            # the base's version only raises NotImplementedError: not an API of this class
+            if fn is None or fn is getattr(base, method, None) or not callable(fn):
+                continue
+            params, source, overloads = extract_signature(fn, method, method=True, hook=None,
+                                                          owner=cls_name)
+            if init_names & {p.name for p in params}:
+                # one flat signature for matching needs distinct names (never seen so far)
+                notes.append(f"{cls_name}.{method}: a parameter named like a constructor's")
+                continue
+            keepalive.append(fn)
+            rec = _record(adapter, fn, method, cons.module, f"{cons.module}.{cls_name}.{method}",
+                          f"{cons.module}:{cls_name}.{method}", "constructed", params, source,
+                          overloads, [])
+            if not rec.doc:  # an inherited method's docstring says little; the class's does
+                rec.doc = _getdoc(cls)[:DOC_LIMIT]
+            rec.owner = cls_name
+            rec.init_params = init_params
+            records.append(rec)
+    return records
 
 
 def _resolve_namespace(ns: str) -> tuple[Any, str]:
@@ -854,6 +910,9 @@ def miner_fingerprint(adapter: LibraryAdapter) -> str:
             **({"keyword_only": list(adapter.keyword_only_namespaces)}
                if adapter.keyword_only_namespaces else {}),
             **({"sub_apis": adapter.sub_apis_ref} if adapter.sub_apis_ref else {}),
+            **({"constructed": [(c.module, c.base, list(c.methods))
+                                for c in adapter.constructed_namespaces]}
+               if adapter.constructed_namespaces else {}),
         },
         sort_keys=True,
     )
@@ -1050,21 +1109,21 @@ def run_command(args: argparse.Namespace) -> int:
         print(json.dumps(catalog_summary(result), indent=2))
     else:
         table = Table(title=f"Xamt catalog ({default_db_path(args.out)})")
-        for col in ("library", "version", "functions", "methods", "classes", "total",
-                    "alias names", "with signature", "seconds"):
+        for col in ("library", "version", "functions", "methods", "classes", "constructed",
+                    "total", "alias names", "with signature", "seconds"):
             table.add_column(col, justify="left" if col in ("library", "version") else "right")
-        totals = {"function": 0, "method": 0, "class": 0, "total": 0}
+        totals = {"function": 0, "method": 0, "class": 0, "constructed": 0, "total": 0}
         for lib, cat in result.catalogs.items():
             c = cat.counts()
             for k in totals:
                 totals[k] += c[k]
             table.add_row(lib, cat.version, str(c["function"]), str(c["method"]),
-                          str(c["class"]), str(c["total"]), str(c["alias_names"]),
-                          str(c["with_signature"]),
+                          str(c["class"]), str(c["constructed"]), str(c["total"]),
+                          str(c["alias_names"]), str(c["with_signature"]),
                           "cached" if cat.cached else f"{cat.seconds:.1f}")
         table.add_row("all", "", str(totals["function"]), str(totals["method"]),
-                      str(totals["class"]), str(totals["total"]), "", "",
-                      f"{result.seconds:.1f}")
+                      str(totals["class"]), str(totals["constructed"]), str(totals["total"]),
+                      "", "", f"{result.seconds:.1f}")
         _console().print(table)
         for lib, why in result.skipped.items():
             print(f"skipped {lib}: {why}")

@@ -204,6 +204,11 @@ def _call_code(member: Any, adapter: Any, values: Mapping[int, Any], var: str, g
     elif target == f"{_INVOKE}:call_module":
         cls_ref, init_kwargs, *rest = args
         code = f"{_ref_expr(cls_ref, imports)}({_args_code((), init_kwargs)})({_args_code(rest, kwargs)})"
+    elif target == f"{_INVOKE}:call_constructed":
+        ref, init_kwargs, *rest = args
+        cls_ref, _, method = ref.rpartition(".")
+        code = (f"{_ref_expr(cls_ref, imports)}({_args_code((), init_kwargs)})"
+                f".{method}({_args_code(rest, kwargs)})")
     elif member.via and target == member.via:
         glue_fns.add(member.via)
         name = member.via.split(":")[1]

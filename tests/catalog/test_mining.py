@@ -57,6 +57,16 @@ def test_torch_methods_classes_and_signature_sources():
     assert any(r.signature_source == "schema" for r in cat.records)  # ATen schema fallback
     assert recs["torch.absolute"].alias_of == "torch.abs"
     assert cat.info["compile"]["label"] == "torch.compile"
+    # distribution classes: constructor parameters apart from the method's own
+    normal = recs["torch.distributions.Normal.log_prob"]
+    assert normal.kind == "constructed" and normal.owner == "Normal"
+    assert normal.target == "torch.distributions:Normal.log_prob"
+    assert [p.name for p in normal.params] == ["value"]
+    assert [p.name for p in normal.init_params] == ["loc", "scale", "validate_args"]
+    assert "torch.distributions.Normal.entropy" in recs
+    # only methods a class implements: Beta has no cdf (the base's only raises)
+    assert "torch.distributions.Beta.cdf" not in recs
+    assert "torch.distributions.Distribution.log_prob" not in recs
 
 
 def test_cache_by_version_and_skip_of_missing_library(tmp_path):

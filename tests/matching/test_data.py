@@ -50,3 +50,20 @@ def test_a_role_name_listed_twice(tmp_path):
     (tmp_path / "roles.toml").write_text(text.replace('keepdim = ["keepdim"', 'keepdim = ["dim", "keepdim"'))
     with pytest.raises(DataFileError, match="'dim' has two roles"):
         load_matching_data(tmp_path)
+
+
+def test_distribution_entries(tmp_path):
+    data = load_matching_data()
+    assert data.constructed_names["torch.distributions.Normal.log_prob"] == "norm_logpdf"
+    assert data.constructed_names["torch.distributions.Poisson.log_prob"] == "poisson_logpmf"
+    assert data.constructed_names["torch.distributions.Normal.icdf"] == "norm_ppf"
+    assert "torch.distributions.Geometric.log_prob" not in data.constructed_names
+    (gamma,) = data.overrides_for("torch.distributions.Gamma.log_prob")
+    assert gamma.map == {"concentration": "a", "value": "x"} and gamma.drop == ("rate",)
+    assert gamma.fixed == {"validate_args": True, "rate": 1.0}
+    copy_data(tmp_path)
+    text = (tmp_path / "distributions.toml").read_text()
+    (tmp_path / "distributions.toml").write_text(
+        text.replace('params = { concentration = "a" }', 'params = { concentration = "a", rate = "scale" }'))
+    with pytest.raises(DataFileError, match="both mapped and fixed"):
+        load_matching_data(tmp_path)

@@ -73,7 +73,7 @@ def test_every_member_has_a_sandbox_target(result):
     for g in result.groups:
         for m in g.members:
             assert target.match(m.target), (g.key, m.target)
-            assert m.call in ("function", "method", "module", "compiled", "out")
+            assert m.call in ("function", "method", "module", "compiled", "out", "constructed")
             if m.call in ("compiled", "out"):
                 assert target.match(m.via)
 
@@ -83,3 +83,32 @@ def test_group_json_is_stable(result):
 
     for g in result.groups[:200]:
         assert CandidateGroup.from_json(g.to_json()).to_json() == g.to_json()
+
+
+def test_distribution_classes_join_scipy_distribution_methods(groups):
+    """torch.distributions.Normal.log_prob is norm_logpdf: constructed from the scipy slots
+    loc/scale, called on the variate; a parameter that is not a rename is fixed, not mapped."""
+    norm = members(groups["x:norm_logpdf/stats"])
+    assert {"scipy.stats.norm.logpdf", "jax.scipy.stats.norm.logpdf"} <= set(norm)
+    torch = norm["torch.distributions.Normal.log_prob"]
+    assert torch.call == "constructed" and torch.kind == "constructed"
+    slot = {s.name: s.index for s in groups["x:norm_logpdf/stats"].slots}
+    assert [(a.param, a.slot, a.position) for a in torch.plan.args] == [("value", slot["x"], 0)]
+    init = {a.param: a for a in torch.plan.init_args}
+    assert (init["loc"].slot, init["scale"].slot) == (slot["loc"], slot["scale"])
+    assert init["validate_args"].slot is None and init["validate_args"].value is True
+    # Gamma(concentration, rate): rate is 1/scale, so fixed at 1 (scipy's default scale)
+    gamma = members(groups["x:gamma_logpdf/stats"])["torch.distributions.Gamma.log_prob"]
+    g_init = {a.param: a for a in gamma.plan.init_args}
+    assert g_init["rate"].slot is None and g_init["rate"].value == 1.0
+    assert g_init["concentration"].slot == next(
+        s.index for s in groups["x:gamma_logpdf/stats"].slots if s.name == "a")
+    # discrete: log_prob is logpmf and its variate the slot k; icdf is ppf on q
+    binom = members(groups["x:binom_logpmf/stats"])["torch.distributions.Binomial.log_prob"]
+    assert {a.param for a in binom.plan.init_args} >= {"total_count", "probs"}
+    assert "torch.distributions.Normal.icdf" in members(groups["x:norm_ppf/stats"])
+    assert "torch.distributions.Normal.entropy" in members(groups["x:norm_entropy/stats"])
+    # counting failures (torch) vs trials (scipy): never matched
+    for key, g in groups.items():
+        if key.startswith("x:geom_"):
+            assert not any(m.library == "torch" for m in g.members), key

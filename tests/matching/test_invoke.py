@@ -50,3 +50,32 @@ def test_intra_library_members_agree(groups, key):
     outs = [np.asarray(call_member(m.to_json(), values)) for m in g.members]
     assert len(outs) == 2
     np.testing.assert_allclose(outs[0], outs[1])
+
+
+def test_distribution_method_is_constructed_then_called(groups):
+    """The constructed call style through the sandbox-free path: Normal(loc, scale) built from
+    the group's slots, log_prob called on the variate, equal to scipy's norm.logpdf."""
+    g = groups["x:norm_logpdf/stats"]
+    slot = {s.name: s.index for s in g.slots}
+    x = np.array([[0.5, 1.0], [1.5, 2.0]], np.float32)
+    values = {slot["x"]: x, slot["loc"]: 1.0, slot["scale"]: 0.5}
+    outs = run(g, values)
+    assert "torch.distributions.Normal.log_prob" in outs
+    for name, out in outs.items():
+        np.testing.assert_allclose(out, outs["scipy.stats.norm.logpdf"], rtol=1e-5, err_msg=name)
+    # an array parameter becomes a tensor (tensor_if_array), a number stays a number
+    values[slot["scale"]] = np.array([0.5, 2.0], np.float32)
+    outs = run(g, values)
+    np.testing.assert_allclose(outs["torch.distributions.Normal.log_prob"],
+                               outs["scipy.stats.norm.logpdf"], rtol=1e-5)
+
+
+def test_validate_args_makes_out_of_support_a_status():
+    """validate_args=True (fixed by distributions.toml): a variate outside the support raises
+    instead of computing on an undefined domain."""
+    pytest.importorskip("torch")
+    from xamt.libraries.invoke import call_constructed
+
+    with pytest.raises(ValueError):
+        call_constructed("torch.distributions:Exponential.log_prob",
+                         {"rate": 1.0, "validate_args": True}, __import__("torch").tensor([-1.0]))

@@ -33,6 +33,16 @@ def test_task_for_each_call_style():
                                    init_args=[ArgSpec(slot=1, param="dim", keyword="dim")]))
     assert mod.task({0: "X", 1: 1}) == ("xamt.libraries.invoke:call_module",
                                         ["torch.nn:Softmax", {"dim": 1}, "X"], {})
+    dist = Member(library="torch", qualname="torch.distributions.Normal.log_prob",
+                  target="torch.distributions:Normal.log_prob", kind="constructed",
+                  call="constructed",
+                  plan=ArgumentPlan(args=[ArgSpec(slot=0, param="value", position=0)],
+                                    init_args=[ArgSpec(slot=1, param="loc", keyword="loc"),
+                                               ArgSpec(slot=None, param="validate_args",
+                                                       keyword="validate_args", value=True)]))
+    assert dist.task({0: "X", 1: 0.5}) == (
+        "xamt.libraries.invoke:call_constructed",
+        ["torch.distributions:Normal.log_prob", {"loc": 0.5, "validate_args": True}, "X"], {})
 
 
 def test_bands():

@@ -146,3 +146,23 @@ def test_verify_finds_a_script_given_relative_to_the_working_directory(tmp_path,
     monkeypatch.chdir(tmp_path)
     result = verify("out/findings/value-x/repro.py", expect="value", timeout=60)
     assert result.reproduced, result.output_tail
+
+
+def test_constructed_member_is_written_as_construct_then_method(tmp_path):
+    """A distribution method (``constructed`` call style) reads as
+    ``torch.distributions.Normal(loc=..., ...).log_prob(value)`` in the reproducer."""
+    pytest.importorskip("torch")
+    ad = adapters()
+    plan = ArgumentPlan(args=[ArgSpec(slot=0, param="value", position=0, transform="tensor")],
+                        init_args=[ArgSpec(slot=1, param="loc", keyword="loc"),
+                                   ArgSpec(slot=None, param="scale", keyword="scale", value=0.5)])
+    m = Member(library="torch", qualname="torch.distributions.Normal.log_prob",
+               target="torch.distributions:Normal.log_prob", kind="constructed",
+               call="constructed", plan=plan)
+    vals = {0: np.array([0.5, 2.0], np.float32), 1: 1.0}
+    spec = ReproSpec(title="t", header="h", calls=[("a", m, ad["torch"], vals), ("b", m, ad["torch"], vals)],
+                     normalisation=None, expect="value", outlier=1, reference=0)
+    text = render(spec)
+    assert "torch.distributions.Normal(loc=V[1], scale=0.5).log_prob(" in text
+    path = write(tmp_path / "c", text, [vals])
+    assert verify(path, expect="value", timeout=120).returncode == 0

@@ -18,8 +18,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-__all__ = ["MethodOwner", "ClassNamespace", "LibraryAdapter", "ParamSpec", "DTYPE_NAMES",
-           "same_dtype_names"]
+__all__ = ["MethodOwner", "ClassNamespace", "ConstructedNamespace", "LibraryAdapter", "ParamSpec",
+           "DTYPE_NAMES", "same_dtype_names"]
 
 #: numpy dtype names Xamt speaks; an adapter maps its own dtype names onto these.
 DTYPE_NAMES = (
@@ -62,6 +62,22 @@ class ClassNamespace:
 
 
 @dataclass(frozen=True)
+class ConstructedNamespace:
+    """A module whose classes are constructed from parameters and then asked to compute
+    (``torch.distributions.Normal(loc, scale).log_prob(value)``).
+
+    Every concrete subclass of ``base`` (a ``"module:qualname"`` reference) in ``module`` yields
+    one API per name in ``methods`` that the class overrides (``base``'s own versions only raise
+    NotImplementedError). Such an API is called in the ``constructed`` style: the constructor
+    takes the parameters the record lists as ``init_params``, the method the rest.
+    """
+
+    module: str
+    base: str
+    methods: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class LibraryAdapter:
     """Description of one library (see the module docstring).
 
@@ -78,6 +94,8 @@ class LibraryAdapter:
     dtypes: Mapping[str, str]
     method_owners: tuple[MethodOwner, ...] = ()
     class_namespaces: tuple[ClassNamespace, ...] = ()
+    #: modules whose classes' methods are mined as constructed APIs (torch.distributions)
+    constructed_namespaces: tuple[ConstructedNamespace, ...] = ()
     #: public names never mined: a ``qualname``, a prefix ending in ``.`` (``numpy.testing.``),
     #: or a glob pattern with ``*`` (``tensorflow.raw_ops.*Grad``)
     exclude: frozenset[str] = frozenset()

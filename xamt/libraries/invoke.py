@@ -7,7 +7,9 @@ not plain functions the call goes through one of these helpers:
   classes such as ``jax.Array`` cannot be called unbound, so the method is looked up on the
   receiver at call time;
 * :func:`call_module` — a callable class (``torch.nn.ReLU``, ``keras.layers.Softmax``):
-  construct it with the plan's constructor arguments, then call the instance.
+  construct it with the plan's constructor arguments, then call the instance;
+* :func:`call_constructed` — a method of a class constructed from the plan's constructor
+  arguments (``torch.distributions.Normal(loc=..., scale=...).log_prob(value)``).
 
 Nothing here imports a library; the target is imported when the helper runs.
 """
@@ -17,7 +19,7 @@ from typing import Any
 
 from xamt.libraries.base import resolve_ref
 
-__all__ = ["call_method", "call_module", "resolve_ref"]
+__all__ = ["call_method", "call_module", "call_constructed", "resolve_ref"]
 
 
 def call_method(method: str, receiver: Any, *args: Any, **kwargs: Any) -> Any:
@@ -29,3 +31,12 @@ def call_module(target: str, init_kwargs: dict[str, Any], *args: Any, **kwargs: 
     """Instantiate the class ``target`` with ``init_kwargs`` and call the instance on the inputs."""
     cls = resolve_ref(target)
     return cls(**init_kwargs)(*args, **kwargs)
+
+
+def call_constructed(target: str, init_kwargs: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+    """``Class(**init_kwargs).method(*args, **kwargs)`` for ``target`` = ``"module:Class.method"``."""
+    class_ref, _, method = target.rpartition(".")
+    if ":" not in class_ref:
+        raise ValueError(f"not a 'module:Class.method' reference: {target!r}")
+    instance = resolve_ref(class_ref)(**init_kwargs)
+    return getattr(instance, method)(*args, **kwargs)

@@ -8,12 +8,15 @@ from xamt.libraries.base import LibraryAdapter, ParamSpec, same_dtype_names
 __all__ = ["adapter", "from_numpy", "to_numpy", "distribution_signature", "DISTRIBUTIONS"]
 
 #: scipy.stats distributions mined as namespaces (their pdf/cdf/... methods): those other
-#: installed libraries reimplement (jax.scipy.stats has the same names)
+#: installed libraries reimplement (jax.scipy.stats has the same names; torch.distributions'
+#: classes are matched to them by xamt/data/distributions.toml)
 DISTRIBUTIONS = (
     "bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma",
     "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic", "multinomial",
     "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t", "truncnorm", "uniform",
     "vonmises", "wrapcauchy",
+    # torch.distributions has these too (xamt/data/distributions.toml)
+    "f", "genpareto", "halfcauchy", "halfnorm", "invgamma", "lognorm", "weibull_min",
 )
 #: the computational methods of a distribution (not rvs/fit/freeze/expect)
 DISTRIBUTION_METHODS = frozenset({

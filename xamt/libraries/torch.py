@@ -6,7 +6,8 @@ import shutil
 from typing import Any
 
 from xamt.libraries.base import (
-    ClassNamespace, LibraryAdapter, MethodOwner, ParamSpec, resolve_ref, same_dtype_names,
+    ClassNamespace, ConstructedNamespace, LibraryAdapter, MethodOwner, ParamSpec, resolve_ref,
+    same_dtype_names,
 )
 
 __all__ = [
@@ -221,6 +222,13 @@ def adapter() -> LibraryAdapter:
         dtypes=_DTYPES,
         method_owners=(MethodOwner("torch", "Tensor", _METHOD_PLUMBING),),
         class_namespaces=(ClassNamespace("torch.nn", "torch.nn:Module", "forward"),),
+        # Normal(loc, scale).log_prob(value): matched with scipy.stats / jax.scipy.stats
+        # distribution methods through xamt/data/distributions.toml (sample/rsample are random,
+        # mean/variance properties are not mined)
+        constructed_namespaces=(ConstructedNamespace(
+            "torch.distributions", "torch.distributions:Distribution",
+            ("log_prob", "cdf", "icdf", "entropy"),
+        ),),
         pivot_rank=20,
         compile_ref="xamt.libraries.torch:call_compiled",
         compile_label="torch.compile",

@@ -1,7 +1,8 @@
 """Cross-library candidate groups (Xamt++'s role-aware alias-category grouping, §1.7).
 
-1. Every eligible API (functions and tensor methods; not in-place variants, not classes, not in
-   an excluded category) joins the *loose group* of each of its canonical names within its
+1. Every eligible API (functions, tensor methods and constructed APIs such as
+   ``torch.distributions.Normal.log_prob``; not in-place variants, not classes, not in an
+   excluded category) joins the *loose group* of each of its canonical names within its
    category partition (a hard category, or ``core`` for the soft ones), unless the homonym
    blacklist removes it from that name.
 2. Loose groups spanning two or more libraries are split into connected components of the
@@ -14,6 +15,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from itertools import combinations
@@ -22,7 +24,7 @@ from typing import Iterable
 from xamt.matching.argplan import best_plan, plan_for, slots_from
 from xamt.matching.categories import partition
 from xamt.matching.data import MatchingData
-from xamt.matching.model import CandidateGroup, Member, band
+from xamt.matching.model import ArgumentPlan, CandidateGroup, Member, band
 from xamt.matching.views import ApiView, ViewIndex
 
 __all__ = ["PairScore", "pair_confidence", "cross_library_groups", "members_and_slots"]
@@ -85,7 +87,16 @@ def pair_confidence(a: ApiView, b: ApiView, data: MatchingData, same_name: bool 
 
 def plans_compatible(a: ApiView, b: ApiView, data: MatchingData) -> bool:
     """DeepREL's acceptance rule: the optimal argument assignment leaves no required input of
-    either API unmatched, in both directions (over each API's overloads)."""
+    either API unmatched, in both directions (over each API's overloads).
+
+    A constructed API named by a data file (distributions.toml) has its plan given there, in
+    one direction only (its parameters onto the other's): that plan must be complete.
+    """
+    if b.qualname in data.constructed_names:
+        a, b = b, a
+    if a.qualname in data.constructed_names:
+        plan, _ = best_plan(b.inputs, a.candidate_inputs(), data, data.overrides_for(a.qualname))
+        return plan.complete
     ab, _ = best_plan(a.inputs, b.candidate_inputs(), data, data.overrides_for(b.qualname))
     if not ab.complete:
         return False
@@ -94,7 +105,7 @@ def plans_compatible(a: ApiView, b: ApiView, data: MatchingData) -> bool:
 
 
 def _eligible(v: ApiView, data: MatchingData) -> bool:
-    return (v.kind in ("function", "method") and v.inplace_of is None
+    return (v.kind in ("function", "method", "constructed") and v.inplace_of is None
             and v.category not in data.excluded_categories)
 
 
@@ -122,6 +133,27 @@ def _pivot_order(v: ApiView) -> tuple:
             -len(v.inputs), v.qualname)
 
 
+def _default_call(v: ApiView) -> str:
+    if v.kind == "constructed":
+        return "constructed"
+    return "method" if v.record.receiver else "function"
+
+
+def constructed_plan(plan: ArgumentPlan, init_names: set[str]) -> ArgumentPlan:
+    """Split a constructed API's flat plan: the constructor's parameters go to ``init_args``
+    (keywords), the method's stay in ``args``. Arrays reach either as the library's tensors
+    and numbers as numbers (``tensor_if_array``) where the role asks no other conversion."""
+    args, init_args = [], []
+    for spec in plan.args:
+        spec = dataclasses.replace(spec, transform=spec.transform or "tensor_if_array")
+        if spec.param in init_names:
+            init_args.append(dataclasses.replace(spec, position=None, keyword=spec.param,
+                                                 star=False))
+        else:
+            args.append(spec)
+    return dataclasses.replace(plan, args=args, init_args=init_args)
+
+
 def members_and_slots(views: list[ApiView], data: MatchingData, *, call_of=None, via_of=None):
     """Pivot, slots and planned members for a set of views (shared by intra-library relations).
 
@@ -141,7 +173,9 @@ def members_and_slots(views: list[ApiView], data: MatchingData, *, call_of=None,
         else:
             plan, mismatch = best_plan(pivot_inputs, v.candidate_inputs(), data, overrides)
         mismatch_all.update(mismatch)
-        call = call_of(v) if call_of else ("method" if v.record.receiver else "function")
+        call = call_of(v) if call_of else _default_call(v)
+        if v.kind == "constructed":
+            plan = constructed_plan(plan, {p.name for p in v.record.init_params})
         receiver_slot = None
         if v.record.receiver:
             receiver_slot = next((a.slot for a in plan.args if a.position == 0 and a.param == "self"),
@@ -156,7 +190,8 @@ def members_and_slots(views: list[ApiView], data: MatchingData, *, call_of=None,
         taking = [m for m in members if slot.index in m.plan.slots()]
         slot.shared = len(taking) == len(members)
         slot.required = bool(
-            any(a.slot == slot.index and a.required for m in members for a in m.plan.args)
+            any(a.slot == slot.index and a.required
+                for m in members for a in [*m.plan.args, *m.plan.init_args])
             or mismatch_all.get(slot.index)
         )
     return pivot, slots, members

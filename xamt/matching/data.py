@@ -1,7 +1,8 @@
 """Loading and validating the matching data files under ``xamt/data/``.
 
 :func:`load_matching_data` reads ``aliases.toml``, ``categories.toml``, ``roles.toml``,
-``homonyms.toml``, ``argument_plans.toml`` and ``matching.toml`` into one immutable
+``homonyms.toml``, ``argument_plans.toml``, ``matching.toml`` and ``distributions.toml`` into
+one immutable
 :class:`MatchingData`. A missing file, bad TOML or a wrong-typed entry raises
 :class:`~xamt.errors.DataFileError` naming the file and the entry; nothing fails silently.
 A different folder can be given (tests, a user's own data).
@@ -21,7 +22,7 @@ from xamt.errors import DataFileError
 __all__ = ["MatchingData", "Homonym", "PlanOverride", "load_matching_data", "data_dir"]
 
 _FILES = ("aliases.toml", "categories.toml", "roles.toml", "homonyms.toml",
-          "argument_plans.toml", "matching.toml")
+          "argument_plans.toml", "matching.toml", "distributions.toml")
 
 
 def data_dir() -> Path:
@@ -93,6 +94,9 @@ class MatchingData:
     stopwords: frozenset[str]
     min_token: int
     relations: dict[str, Any]
+    #: constructed API (``torch.distributions.Normal.log_prob``) -> its canonical name
+    #: (``norm_logpdf``), from distributions.toml; a constructed API without one matches nothing
+    constructed_names: dict[str, str] = field(default_factory=dict)
     fingerprint: str = field(default="")
 
     def homonym_for(self, qualname: str, canonical: str) -> Homonym | None:
@@ -221,6 +225,9 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
             reason=str(entry.get("reason", "")),
         ))
 
+    names, dist_overrides = _distributions(raw["distributions.toml"])
+    plan_overrides.extend(dist_overrides)
+
     m = raw["matching.toml"]
     for section in ("confidence", "grouping", "assignment", "doc", "relations"):
         _expect(isinstance(m.get(section), dict), "matching.toml", f"[{section}] is missing")
@@ -251,5 +258,58 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
                                       "[doc].stopwords")),
         min_token=int(m["doc"].get("min_token", 3)),
         relations=dict(m["relations"]),
+        constructed_names=names,
         fingerprint=digest.hexdigest()[:16],
     )
+
+
+def _distributions(raw: dict[str, Any]) -> tuple[dict[str, str], list[PlanOverride]]:
+    """Canonical names and argument-plan overrides of the distribution classes of
+    ``distributions.toml`` (see its header): one override per (class, method), mapping the
+    constructor's parameters and the method's variate onto the scipy parameters' slots and
+    passing the fixed constructor keywords (a fixed parameter is dropped as a slot)."""
+    file = "distributions.toml"
+    names: dict[str, str] = {}
+    overrides: list[PlanOverride] = []
+    for lib, table in raw.items():
+        _expect(isinstance(table, dict) and isinstance(table.get("module"), str), file,
+                f"[{lib}] needs a module")
+        module = table["module"]
+        _expect(isinstance(table.get("variate_param"), str), file,
+                f"[{lib}] needs variate_param")
+        lib_fixed = table.get("fixed", {})
+        _expect(isinstance(lib_fixed, dict), file, f"[{lib}].fixed must be a table")
+        methods = table.get("methods", {})
+        for method, spec in methods.items():
+            for key in ("continuous", "discrete"):
+                _expect(isinstance(spec.get(key), str), file,
+                        f"[{lib}.methods.{method}] needs {key}")
+        for cls, entry in table.get("classes", {}).items():
+            what = f"[{lib}.classes.{cls}]"
+            _expect(isinstance(entry.get("scipy"), str), file, f"{what} needs scipy")
+            params = _str_map(entry.get("params", {}), file, f"{what}.params")
+            fixed = entry.get("fixed", {})
+            _expect(isinstance(fixed, dict), file, f"{what}.fixed must be a table")
+            _expect(not set(params) & set(fixed), file, f"{what}: a parameter both mapped and fixed")
+            skip = set(_str_list(entry.get("skip", []), file, f"{what}.skip"))
+            _expect(skip <= set(methods), file, f"{what}.skip names an unknown method")
+            variate_params = _str_map(entry.get("variate_params", {}), file,
+                                      f"{what}.variate_params")
+            discrete = bool(entry.get("discrete", False))
+            kind = "discrete" if discrete else "continuous"
+            for method, spec in methods.items():
+                if method in skip:
+                    continue
+                api = f"{module}.{cls}.{method}"
+                names[api] = f"{entry['scipy']}_{spec[kind]}"
+                mapping = dict(params)
+                variate = spec.get("discrete_variate" if discrete else "variate")
+                if variate is not None:
+                    param = variate_params.get(method, table["variate_param"])
+                    mapping[param] = str(variate)
+                overrides.append(PlanOverride(
+                    apis=(api,), map=mapping, defaults={},
+                    fixed={**lib_fixed, **fixed}, fixed_dtype={}, drop=tuple(fixed),
+                    reason=str(entry.get("reason", "")),
+                ))
+    return names, overrides

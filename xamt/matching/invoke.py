@@ -26,6 +26,12 @@ def convert_value(value: Any, transform: str | None, library: str, registry: Reg
     adapter = registry.get(library)
     if transform == "tensor":
         return resolve_ref(adapter.from_numpy_ref)(value)
+    if transform == "tensor_if_array":
+        import numpy as np
+
+        if not isinstance(value, np.ndarray):
+            return value  # a Python number: constructors that take "Tensor | float" keep it
+        return resolve_ref(adapter.from_numpy_ref)(value)
     if transform == "tensor_list":
         conv = resolve_ref(adapter.from_numpy_ref)
         return [conv(v) for v in value]

@@ -30,14 +30,16 @@ __all__ = [
 ]
 
 #: how a member is called: a function; a method on its receiver; a class constructed then called;
-#: the function under the library's compiler; the function with a preallocated ``out=``
-CALL_STYLES = ("function", "method", "module", "compiled", "out")
+#: the function under the library's compiler; the function with a preallocated ``out=``; a class
+#: constructed from some arguments whose method then takes the rest (``constructed``:
+#: ``Normal(loc, scale).log_prob(value)``)
+CALL_STYLES = ("function", "method", "module", "compiled", "out", "constructed")
 RELATIONS = ("cross_library", "alias", "namespace_twin", "function_method", "inplace",
              "out_variant", "functional_module", "eager_compiled", "status_sibling")
 #: value conversions of a slot for a member: numpy array → tensor; list of arrays → list of
 #: tensors; numpy dtype name → the library's dtype; a scalar → a 1-tuple (sequences unchanged);
-#: None: the value as is
-TRANSFORMS = ("tensor", "tensor_list", "dtype", "tuple", None)
+#: a numpy array → tensor, anything else (a Python number) unchanged; None: the value as is
+TRANSFORMS = ("tensor", "tensor_list", "dtype", "tuple", "tensor_if_array", None)
 
 
 def band(confidence: float, high: float = 0.85, medium: float = 0.70) -> str:
@@ -82,8 +84,8 @@ class ArgSpec:
 class ArgumentPlan:
     """How the group's slots are passed to one member.
 
-    ``args`` go to the call; for a ``module`` member ``init_args`` go to the constructor (only
-    keywords). ``unmatched_required`` lists the member's required parameters no slot feeds (the
+    ``args`` go to the call; for a ``module`` or ``constructed`` member ``init_args`` go to the
+    constructor (only keywords). ``unmatched_required`` lists the member's required parameters no slot feeds (the
     plan cannot call the member then: ``complete`` is False). ``source`` is ``assignment``,
     ``override`` or ``assignment+override``; ``score`` the mean similarity of the pairs.
     """
@@ -216,6 +218,13 @@ class Member:
                 raise ValueError(f"{self.qualname}: constructor arguments must be keywords")
             args, kwargs = self.plan.bind(values)
             return "xamt.libraries.invoke:call_module", [self.target, init_kwargs, *args], kwargs
+        if self.call == "constructed":
+            init_args, init_kwargs = self.plan.bind(values, self.plan.init_args)
+            if init_args:
+                raise ValueError(f"{self.qualname}: constructor arguments must be keywords")
+            args, kwargs = self.plan.bind(values)
+            return ("xamt.libraries.invoke:call_constructed", [self.target, init_kwargs, *args],
+                    kwargs)
         args, kwargs = self.plan.bind(values)
         if self.call in ("compiled", "out"):
             if not self.via:

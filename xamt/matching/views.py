@@ -6,6 +6,7 @@ references (``JAX implementation of numpy.sum``) can be resolved to records.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -13,10 +14,10 @@ from xamt.catalog import ApiRecord, LibraryCatalog
 from xamt.libraries.registry import Registry
 from xamt.matching.categories import infer_category, partition
 from xamt.matching.data import MatchingData
-from xamt.matching.names import Canonical, canonical_name
+from xamt.matching.names import Canonical, canonical_name, snake
 from xamt.matching.roles import Input, inputs_of
 
-__all__ = ["ApiView", "ViewIndex", "build_views", "doc_terms"]
+__all__ = ["ApiView", "ViewIndex", "build_views", "doc_terms", "constructor_inputs"]
 
 _TOKEN = re.compile(r"[a-z][a-z0-9_]{2,}")
 
@@ -37,6 +38,13 @@ def doc_terms(doc: str, data: MatchingData, memo: dict[str, str] | None = None) 
             canon = memo[tok] = canonical_name(tok, data).name
         terms.add(canon)
     return frozenset(terms)
+
+
+def constructor_inputs(record: ApiRecord, data: MatchingData) -> list[Input]:
+    """A constructed API's constructor parameters as inputs after the method's own: keyword-only
+    (the constructor is called with keywords), so one flat signature is matched."""
+    return [dataclasses.replace(i, kind="keyword_only", position=None)
+            for i in inputs_of(record.init_params, data)]
 
 
 @dataclass
@@ -109,7 +117,13 @@ def _view(record: ApiRecord, data: MatchingData,
         raw_name = inplace_of
     if record.qualifier:
         raw_name = f"{record.qualifier}_{raw_name}"
-    canonical = canonical_name(raw_name, data, record.library, record.namespace)
+    if record.kind == "constructed":
+        # a constructed API (Normal(...).log_prob) matches only under the name a data file gives
+        # it (distributions.toml: norm_logpdf); otherwise a dotted name no other API can have
+        given = data.constructed_names.get(record.qualname)
+        canonical = Canonical(given or f"{snake(record.owner or '')}.{snake(raw_name)}")
+    else:
+        canonical = canonical_name(raw_name, data, record.library, record.namespace)
     extra: list[Canonical] = []
     for alias in record.aliases:
         if record.qualifier:
@@ -121,6 +135,8 @@ def _view(record: ApiRecord, data: MatchingData,
         extra.append(Canonical(name))
     category = infer_category(canonical.name, record.namespace, data)
     inputs = inputs_of(record.params, data, receiver=record.receiver)
+    if record.kind == "constructed":
+        inputs += constructor_inputs(record, data)
     overloads = [inputs_of(ov, data, receiver=record.receiver) for ov in record.overloads]
     roles = frozenset(i.role for i in inputs)
     arity = None if record.signature_source == "none" else len(inputs)
