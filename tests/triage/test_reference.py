@@ -66,3 +66,21 @@ def test_a_member_rounding_the_float64_reference_to_its_dtype_is_no_outlier(tmp_
     # a member alone in a narrower dtype than the others is still measured strictly
     outputs[2] = np.array([np.inf, 2.0], np.float16)
     assert t._outlier(group, outputs, [0, 1, 2], 0, ref, precise=True)[0] == 2
+
+
+def test_a_crash_reproducer_leaves_out_the_other_members_that_died(tmp_path, monkeypatch):
+    # jnp.lcm and tnp.lcm both hang on one input: each is its own candidate, and the
+    # reproducer of one must not hang in the other before reaching its own call
+    from xamt.triage.pipeline import Candidate
+
+    t = triage(tmp_path)
+    seen = {}
+    monkeypatch.setattr(t, "_finish", lambda cand, cid, cls, outlier, values, members, results, summary, **kw:
+                        seen.update(members=members, outlier=outlier, kw=kw))
+    ok = NS(status="ok", ok=True, outcome=None)
+    hang = NS(status="timeout", ok=False, outcome=NS(confirmed=True, signal=9, signal_name="SIGKILL",
+                                                     exit_code=None, stderr_tail=""))
+    cand = Candidate(group=NS(members=[]), input=None, values={}, members=[0, 1, 2],
+                     results=[ok, hang, hang], kind="crash", member=2)
+    t._crash(cand, 1)
+    assert seen["members"] == [0, 2] and seen["outlier"] == 2 and seen["kw"]["crash_status"] == "timeout"

@@ -31,7 +31,7 @@ from xamt.findings import Finding, FindingClass
 from xamt.groups.agree import Agreement
 from xamt.groups.execute import ExecItem, MemberResult
 from xamt.groups.normalise import leaves
-from xamt.oracle import ErrorKinds, SignalKind
+from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
 from xamt.triage.classify import classify_value, flush_subnormals
 from xamt.triage.minimise import minimise
 
@@ -452,9 +452,13 @@ class Triage:
         outcome = res.outcome
         if outcome is not None and getattr(outcome, "confirmed", None) is False:
             return TriageOutcome(None, dropped="crash not confirmed in a fresh worker (flaky)")
-        others = [m for m, r in zip(cand.members, cand.results) if m != suspect and r.status != "skipped"]
-        members = others + [suspect]  # the crashing call runs last in the reproducer
-        results = [r for m, r in zip(cand.members, cand.results) if m != suspect and r.status != "skipped"] + [res]
+        # the crashing call runs last in the reproducer; members that died too (two libraries
+        # hanging on one input) are their own candidates, and left out here so that this
+        # reproducer's death is this member's
+        kept = [(m, r) for m, r in zip(cand.members, cand.results)
+                if m != suspect and r.status != "skipped" and r.status not in DEATH_STATUSES]
+        members = [m for m, _ in kept] + [suspect]
+        results = [r for _, r in kept] + [res]
         summary = {"why": cand.why, "status": res.status,
                    "signal": getattr(outcome, "signal_name", None),
                    "exit_code": getattr(outcome, "exit_code", None),
