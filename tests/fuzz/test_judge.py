@@ -59,3 +59,15 @@ def test_error_key_blanks_what_varies_with_the_input():
     b = error_key("InvalidArgumentError", "Value for attr 'T' of bool is not allowed: 17")
     assert a == b == "InvalidArgumentError: Value for attr '…' of <dtype> is not allowed: #"
     assert error_key("TypeError", "x") != error_key("ValueError", "x")
+
+
+def test_triage_serves_the_least_served_group_first():
+    from xamt.fuzz.campaign import _Fuzzer
+
+    cands = [SimpleNamespace(group=SimpleNamespace(key=k)) for k in ("a", "a", "b", "c", "a")]
+    fz = SimpleNamespace(pending=cands, triaged_in={"a": 3, "b": 1})
+    assert _Fuzzer._next_pending(fz) == 3            # c: never served
+    fz.triaged_in["c"] = 1
+    assert _Fuzzer._next_pending(fz) == 2            # b and c tie: the older one
+    fz.triaged_in = {}
+    assert _Fuzzer._next_pending(fz) == 0            # nothing served yet: first in, first out

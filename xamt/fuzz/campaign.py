@@ -254,6 +254,8 @@ class _Fuzzer:
         self.executions: dict[str, int] = {k: 0 for k in self.groups}
         self.seen: dict[str, dict[str, Any]] = {}
         self.pending: list[Candidate] = []
+        #: group key -> candidates triaged so far (the queue serves the least served group first)
+        self.triaged_in: dict[str, int] = {}
         self.dropped: dict[str, int] = {}
         self.triage_seconds = 0.0
         self.candidates = 0
@@ -393,12 +395,21 @@ class _Fuzzer:
         self.pending.append(cand)
         return True
 
+    def _next_pending(self) -> int:
+        """Index of the candidate to triage next: the oldest of the group triaged least so far.
+        Triage is the campaign's bottleneck (a fresh-process replay per finding), and one
+        group's hundred variants of a divergence must not hold the queue while other groups'
+        first divergences wait."""
+        return min(range(len(self.pending)),
+                   key=lambda i: (self.triaged_in.get(self.pending[i].group.key, 0), i))
+
     def triage_some(self, deadline: float, elapsed: float) -> None:
         """Triage queued candidates while triage stays within its share of the time."""
         while self.pending and time.monotonic() < deadline:
             if self.triage_seconds > self.cfg.triage_share * max(elapsed, 1.0) and elapsed < self.cfg.budget_s:
                 return
-            cand = self.pending.pop(0)
+            cand = self.pending.pop(self._next_pending())
+            self.triaged_in[cand.group.key] = self.triaged_in.get(cand.group.key, 0) + 1
             pk = json.dumps(cand.prekey)
             out = self.triage.process(cand, self.campaign.id)
             self.triage_seconds += out.seconds
