@@ -132,3 +132,16 @@ def test_torch_polynomials_take_degree_second(data):
                        data.overrides_for("torch.special.chebyshev_polynomial_t"))
     args = by_param(plan)
     assert (args["n"].slot, args["input"].slot) == (0, 1) and plan.complete
+
+
+def test_positional_only_inputs_pair_by_place(data):
+    # scipy.special.boxcox(x1, x2) (a ufunc: positional-only x1, x2) is jax's boxcox(x, lmbda)
+    pivot = inputs_of([P("x"), P("lmbda")], data)
+    member = inputs_of([P("x1", "positional_only"), P("x2", "positional_only")], data)
+    plan, _ = plan_for(pivot, member, data)
+    args = by_param(plan)
+    assert (args["x1"].slot, args["x2"].slot) == (0, 1) and plan.complete
+    # named inputs of unlike names in one place stay apart (conv's weight vs. filters layouts)
+    plan, _ = plan_for(inputs_of([P("x"), P("lmbda")], data),
+                       inputs_of([P("input"), P("weight_matrix")], data), data)
+    assert "weight_matrix" not in by_param(plan)

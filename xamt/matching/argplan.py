@@ -8,8 +8,8 @@ The group's slots are the pivot member's inputs. For every other member, the sim
   for two roles of one ``[compatible]`` family of ``roles.toml`` (a ``scalar`` q meets a
   ``probability`` p), and a pair of two other *different known* roles is forbidden (``dim`` may
   meet ``axis``, never ``keepdims``); without a shared role the names must be at least
-  ``min_name_without_role`` alike (a compatible pair is also allowed when both inputs are
-  required);
+  ``min_name_without_role`` alike, or the inputs both required at the same position with one
+  of them positional-only (a compatible pair is also allowed when both inputs are required);
 * type — 1 for the same type class, 0.5 when one is unknown or they are numeric neighbours;
 * position — ``1 - |i - j| / max(n_i, n_j)`` for two positional inputs;
 
@@ -78,8 +78,13 @@ def similarity(slot: Input, cand: Input, n_slot: int, n_cand: int, data: Matchin
                                              snake(cand.name) or cand.name)
     first = slot.position == 0 and cand.position == 0
     alike = name >= float(data.assignment.get("min_name_without_role", 0.5))
-    if not role and not first and not alike:
-        return None  # no shared role: only names that look alike (or two first inputs) pair
+    # two required inputs in the same place, one of them positional-only (its name is no part of
+    # the API: scipy's ufuncs call theirs x1, x2 …, and boxcox(x1, x2) is jax's boxcox(x, lmbda))
+    same_place = (slot.required and cand.required and slot.position is not None
+                  and slot.position == cand.position
+                  and "positional_only" in (slot.kind, cand.kind))
+    if not role and not first and not alike and not same_place:
+        return None  # no shared role: only names that look alike (or two inputs in one place) pair
     if (compatible_roles(slot.role, cand.role, data) and not first and not alike
             and not (slot.required and cand.required)):
         return None  # a compatible pair of two optional extras (alpha vs. weight): not evidence
