@@ -36,7 +36,9 @@ def test_homonyms_stay_out(groups):
     for key, g in groups.items():
         if g.relation == "cross_library":
             assert "torch.select" not in members(g), key
-            assert "numpy.resize" not in members(g), key
+            # numpy.resize repeats data: only ever with jnp.resize, never with image resizing
+            if "numpy.resize" in members(g):
+                assert set(members(g)) == {"numpy.resize", "jax.numpy.resize"}, key
 
 
 def test_documentation_contradicting_a_name_is_not_followed(groups, result):
