@@ -56,3 +56,11 @@ def test_unknown_and_unreferenced_structures():
         structured.check("index_into", derived=False)
     with pytest.raises(ConfigError):
         structured.apply_array("index_into:3", _base((2,)), {})
+
+
+@pytest.mark.parametrize("rows", [1, 3, 6])
+def test_segment_ids_are_sorted_and_cover_every_segment(rows):
+    ids = structured.apply_array("segments_of:0", _base((3,), "int64"), {0: np.zeros((rows, 4))})
+    count = structured.apply_derived("segment_count_of:0", {0: np.zeros((rows, 4))})
+    assert ids.dtype == np.int64 and len(ids) == rows
+    assert (np.diff(ids) >= 0).all() and set(ids.tolist()) == set(range(count))

@@ -96,3 +96,52 @@ def test_star_arguments_are_spread():
     plan = ArgumentPlan(args=[ArgSpec(slot=0, param="tensors", position=0, star=True),
                               ArgSpec(slot=1, param="indexing", keyword="indexing")])
     assert plan.bind({0: ["a", "b"], 1: "ij"}) == (["a", "b"], {"indexing": "ij"})
+
+
+def test_compatible_data_roles_pair_when_required(data):
+    # jax.scipy.special.ndtri(p) (probability) is torch.special.ndtri(input) (tensor);
+    # scipy.stats.gumbel_l.ppf(q) (scalar) is jax's ppf(p) (probability)
+    pivot = inputs_of([P("p")], data)
+    member = inputs_of([P("input")], data)
+    plan, _ = plan_for(pivot, member, data)
+    assert by_param(plan)["input"].slot == 0 and plan.complete
+    plan, _ = plan_for(inputs_of([P("q"), P("loc", default="0")], data),
+                       inputs_of([P("p"), P("loc", default="0")], data), data)
+    assert by_param(plan)["p"].slot == 0 and plan.complete
+
+
+def test_compatible_roles_do_not_pair_two_unlike_optional_extras(data):
+    # an optional scalar (alpha) and an optional tensor (weight) of unlike names stay apart
+    pivot = inputs_of([P("x"), P("alpha", default="1.0")], data)
+    member = inputs_of([P("input"), P("weight", default="None")], data)
+    plan, _ = plan_for(pivot, member, data)
+    assert "weight" not in by_param(plan)
+
+
+def test_other_known_roles_still_forbidden_next_to_compatible_ones(data):
+    pivot = inputs_of([P("x"), P("p")], data)
+    member = inputs_of([P("x"), P("axis")], data)
+    plan, _ = plan_for(pivot, member, data)
+    assert "axis" not in by_param(plan) and not plan.complete
+
+
+def test_torch_polynomials_take_degree_second(data):
+    pivot = inputs_of([P("x1", "positional_only"), P("x2", "positional_only")], data)
+    member = inputs_of([P("input"), P("n")], data)
+    plan, _ = plan_for(pivot, member, data,
+                       data.overrides_for("torch.special.chebyshev_polynomial_t"))
+    args = by_param(plan)
+    assert (args["n"].slot, args["input"].slot) == (0, 1) and plan.complete
+
+
+def test_positional_only_inputs_pair_by_place(data):
+    # scipy.special.boxcox(x1, x2) (a ufunc: positional-only x1, x2) is jax's boxcox(x, lmbda)
+    pivot = inputs_of([P("x"), P("lmbda")], data)
+    member = inputs_of([P("x1", "positional_only"), P("x2", "positional_only")], data)
+    plan, _ = plan_for(pivot, member, data)
+    args = by_param(plan)
+    assert (args["x1"].slot, args["x2"].slot) == (0, 1) and plan.complete
+    # named inputs of unlike names in one place stay apart (conv's weight vs. filters layouts)
+    plan, _ = plan_for(inputs_of([P("x"), P("lmbda")], data),
+                       inputs_of([P("input"), P("weight_matrix")], data), data)
+    assert "weight_matrix" not in by_param(plan)

@@ -19,6 +19,10 @@ randomness); derived structures compute a literal from another slot's array:
 ``index_into:<s>``        integers in ``[0, min(shape of s))``: valid along any axis of slot s
 ``index_out_of:<s>``      integers outside that range (deliberately invalid, for the status oracle)
 ``class_of:<s>``          integers in ``[0, v)`` where ``v`` is slot s's integer literal
+``segments_of:<s>``       segment ids ``0, 0, 1, 1, 2 …`` for the rows of slot s: sorted, every
+                          segment non-empty (an empty segment's max is -inf in JAX, the dtype's
+                          lowest value in TF: a convention, not a finding)
+``segment_count_of:<s>``  (derived) the number of those segments, ``ceil(rows of s / 2)``
 ``reshape_of:<s>``        (derived) slot s's shape reversed: same size, other layout
 ``shape_of:<s>``          (derived) slot s's shape
 ``broadcast_of:<s>``      (derived) ``(2,) + shape of s``: a shape s broadcasts to
@@ -190,6 +194,19 @@ def _class_of(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray
     return idx.astype(_int_dtype(a))
 
 
+def _rows(ctx: dict[int, Any], arg: str | None, name: str) -> int:
+    target = np.asarray(_target(ctx, arg, name))
+    return int(target.shape[0]) if target.ndim else 1
+
+
+def _segments_of(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
+    return (np.arange(_rows(ctx, arg, "segments_of")) // 2).astype(_int_dtype(a))
+
+
+def _segment_count_of(ctx: dict[int, Any], arg: str | None) -> Any:
+    return (_rows(ctx, arg, "segment_count_of") + 1) // 2
+
+
 def _reshape_of(ctx: dict[int, Any], arg: str | None) -> Any:
     return tuple(reversed(np.shape(_target(ctx, arg, "reshape_of"))))
 
@@ -226,6 +243,7 @@ ARRAY_STRUCTURES: dict[str, ArrayStructure] = {
     "index_into": _index_into,
     "index_out_of": _index_out_of,
     "class_of": _class_of,
+    "segments_of": _segments_of,
 }
 #: derived-literal structures by name (computed from another slot)
 DERIVED_STRUCTURES: dict[str, DerivedStructure] = {
@@ -234,11 +252,13 @@ DERIVED_STRUCTURES: dict[str, DerivedStructure] = {
     "broadcast_of": _broadcast_of,
     "size_of": _size_of,
     "permutation_of": _permutation_of,
+    "segment_count_of": _segment_count_of,
 }
 #: structures whose values must keep an integer dtype (dtype mutations leave them alone)
-INTEGER_STRUCTURES = frozenset({"index_into", "index_out_of", "class_of"})
+INTEGER_STRUCTURES = frozenset({"index_into", "index_out_of", "class_of", "segments_of"})
 #: structures that read another slot
-REFERENCING = frozenset({"index_into", "index_out_of", "class_of", *DERIVED_STRUCTURES})
+REFERENCING = frozenset({"index_into", "index_out_of", "class_of", "segments_of",
+                         *DERIVED_STRUCTURES})
 
 
 def check(structure: str, *, derived: bool) -> None:

@@ -4,9 +4,12 @@ The group's slots are the pivot member's inputs. For every other member, the sim
 ``i`` and member input ``j`` is the sum of
 
 * name similarity — normalised Levenshtein similarity of the snake-cased names (rapidfuzz);
-* role — 1 for the same role (0.5 when both are plain ``param:`` roles), and a pair of two
-  *different known* roles is forbidden (``dim`` may meet ``axis``, never ``keepdims``); without
-  a shared role the names must be at least ``min_name_without_role`` alike;
+* role — 1 for the same role (0.5 when both are plain ``param:`` roles), ``compatible_credit``
+  for two roles of one ``[compatible]`` family of ``roles.toml`` (a ``scalar`` q meets a
+  ``probability`` p), and a pair of two other *different known* roles is forbidden (``dim`` may
+  meet ``axis``, never ``keepdims``); without a shared role the names must be at least
+  ``min_name_without_role`` alike, or the inputs both required at the same position with one
+  of them positional-only (a compatible pair is also allowed when both inputs are required);
 * type — 1 for the same type class, 0.5 when one is unknown or they are numeric neighbours;
 * position — ``1 - |i - j| / max(n_i, n_j)`` for two positional inputs;
 
@@ -23,7 +26,7 @@ from xamt.matching.model import ArgSpec, ArgumentPlan, GroupSlot
 from xamt.matching.names import snake
 from xamt.matching.roles import NO_LITERAL, Input, literal
 
-__all__ = ["slots_from", "plan_for", "similarity", "best_plan"]
+__all__ = ["slots_from", "plan_for", "similarity", "best_plan", "compatible_roles"]
 
 _FORBIDDEN = 1e6
 _NUMERIC = {"int", "float", "bool"}
@@ -33,15 +36,25 @@ def _known(role: str) -> bool:
     return not role.startswith("param:")
 
 
-def _role_score(a: str, b: str) -> float | None:
+_COMPATIBLE_CREDIT = 0.25
+
+
+def _role_score(a: str, b: str, data: MatchingData | None = None) -> float | None:
     """Role credit, or None when the pair is forbidden."""
     if a == b:
         return 0.5 if not _known(a) else 1.0
     if {a, b} == {"tensor", "tensors"}:
         return 0.3
+    if data is not None and b in data.role_compatible.get(a, ()):
+        return float(data.assignment.get("compatible_credit", _COMPATIBLE_CREDIT))
     if _known(a) and _known(b):
         return None
     return 0.0
+
+
+def compatible_roles(a: str, b: str, data: MatchingData) -> bool:
+    """Two different roles of one ``[compatible]`` family (``roles.toml``)."""
+    return a != b and b in data.role_compatible.get(a, ())
 
 
 def _type_score(a: str | None, b: str | None) -> float:
@@ -58,14 +71,23 @@ def similarity(slot: Input, cand: Input, n_slot: int, n_cand: int, data: Matchin
     """DeepREL-style similarity of a slot (pivot input) and a member input; None: forbidden."""
     from rapidfuzz.distance import Levenshtein
 
-    role = _role_score(slot.role, cand.role)
+    role = _role_score(slot.role, cand.role, data)
     if role is None and data.assignment.get("forbid_role_mismatch", True):
         return None
     name = Levenshtein.normalized_similarity(snake(slot.name) or slot.name,
                                              snake(cand.name) or cand.name)
     first = slot.position == 0 and cand.position == 0
-    if not role and not first and name < float(data.assignment.get("min_name_without_role", 0.5)):
-        return None  # no shared role: only names that look alike (or two first inputs) pair
+    alike = name >= float(data.assignment.get("min_name_without_role", 0.5))
+    # two required inputs in the same place, one of them positional-only (its name is no part of
+    # the API: scipy's ufuncs call theirs x1, x2 …, and boxcox(x1, x2) is jax's boxcox(x, lmbda))
+    same_place = (slot.required and cand.required and slot.position is not None
+                  and slot.position == cand.position
+                  and "positional_only" in (slot.kind, cand.kind))
+    if not role and not first and not alike and not same_place:
+        return None  # no shared role: only names that look alike (or two inputs in one place) pair
+    if (compatible_roles(slot.role, cand.role, data) and not first and not alike
+            and not (slot.required and cand.required)):
+        return None  # a compatible pair of two optional extras (alpha vs. weight): not evidence
     total = name + (role or 0.0) + _type_score(slot.type, cand.type)
     if slot.position is not None and cand.position is not None:
         total += 1.0 - abs(slot.position - cand.position) / max(n_slot, n_cand, 1)

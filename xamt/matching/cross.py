@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Iterable
 
-from xamt.matching.argplan import best_plan, plan_for, slots_from
+from xamt.matching.argplan import best_plan, compatible_roles, plan_for, slots_from
 from xamt.matching.categories import partition
 from xamt.matching.data import MatchingData
 from xamt.matching.model import ArgumentPlan, CandidateGroup, Member, band
@@ -166,12 +166,19 @@ def members_and_slots(views: list[ApiView], data: MatchingData, *, call_of=None,
     slots = slots_from(pivot_inputs)
     members: list[Member] = []
     mismatch_all: dict[int, bool] = {}
+    as_tensor: set[int] = set()  # slots some member takes as a tensor under a compatible role
     for v in ordered:
         overrides = data.overrides_for(v.qualname)
         if v is pivot:
             plan, mismatch = plan_for(pivot_inputs, v.inputs, data, overrides, identity=True)
         else:
             plan, mismatch = best_plan(pivot_inputs, v.candidate_inputs(), data, overrides)
+            inputs = {i.name: i for i in v.candidate_inputs()[plan.overload or 0]}
+            for a in plan.args:
+                inp = inputs.get(a.param)
+                if (a.slot is not None and inp is not None and inp.role == "tensor"
+                        and compatible_roles(pivot_inputs[a.slot].role, "tensor", data)):
+                    as_tensor.add(a.slot)
         mismatch_all.update(mismatch)
         call = call_of(v) if call_of else _default_call(v)
         if v.kind == "constructed":
@@ -187,6 +194,10 @@ def members_and_slots(views: list[ApiView], data: MatchingData, *, call_of=None,
             category=v.category, canonical=v.canonical.name, implements=list(v.record.doc_equiv),
         ))
     for slot in slots:
+        if slot.index in as_tensor:
+            # the pivot's scalar-like input (jax ndtri's `p`) is another member's tensor
+            # (torch's `input`): seed it with an array, which every member takes
+            slot.role = "tensor"
         taking = [m for m in members if slot.index in m.plan.slots()]
         slot.shared = len(taking) == len(members)
         slot.required = bool(

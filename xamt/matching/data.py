@@ -84,6 +84,8 @@ class MatchingData:
     role_prefixes: tuple[tuple[str, str], ...]
     role_suffixes: tuple[tuple[str, str], ...]
     role_transforms: dict[str, str]
+    #: role -> the other roles it may pair with in an argument plan (``[compatible]``)
+    role_compatible: dict[str, frozenset[str]]
     type_transforms: dict[str, dict[str, str]]
     type_words: tuple[tuple[str, tuple[str, ...]], ...]
     homonyms: tuple[Homonym, ...]
@@ -202,6 +204,11 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
                      for p in _str_list(ps, "roles.toml", f"[prefixes].{role}"))
     suffixes = tuple((s, role) for role, ss in ro.get("suffixes", {}).items()
                      for s in _str_list(ss, "roles.toml", f"[suffixes].{role}"))
+    compatible: dict[str, set[str]] = {}
+    for family, roles in ro.get("compatible", {}).items():
+        members = _str_list(roles, "roles.toml", f"[compatible].{family}")
+        for r in members:
+            compatible.setdefault(r, set()).update(m for m in members if m != r)
     types = tuple((t, tuple(_str_list(ws, "roles.toml", f"[types].{t}")))
                   for t, ws in ro.get("types", {}).items())
 
@@ -248,6 +255,7 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
         control_names=frozenset(_str_list(ro.get("control", []), "roles.toml", "control")),
         role_names=role_names, role_prefixes=prefixes, role_suffixes=suffixes,
         role_transforms=_str_map(ro.get("transforms", {}), "roles.toml", "[transforms]"),
+        role_compatible={r: frozenset(c) for r, c in compatible.items()},
         type_transforms={role: _str_map(t, "roles.toml", f"[type_transforms].{role}")
                          for role, t in ro.get("type_transforms", {}).items()},
         type_words=types, homonyms=tuple(homonyms), overrides=tuple(plan_overrides),
