@@ -187,12 +187,23 @@ def _call_code(member: Any, adapter: Any, values: Mapping[int, Any], var: str, g
         glue_fns.add(adapter.placement_ref)
         place = (_ref_name(adapter.placement_ref), member.device)
     conv = {s: _slot_code(s, v, var, glue, s in tuple_slots, place) for s, v in values.items()}
+    # PRNG keys: an int seed becomes the library's key (as the worker does)
+    key_slots = {a.slot for a in plan.args + plan.init_args if a.transform == "prng_key"}
+    if adapter.prng_key_ref and key_slots:
+        glue_fns.add(adapter.prng_key_ref)
+        key_fn = _ref_name(adapter.prng_key_ref)
+        for s in key_slots & set(conv):
+            if not isinstance(values[s], np.ndarray):
+                conv[s] = _Code(f"{glue}.{key_fn}({values[s]!r})")
     # fixed dtype arguments become the library's dtype (as the worker does)
     fixed = []
     for specs in (plan.args, plan.init_args):
         fixed.append([dataclasses.replace(a, value=_Code(f"{glue}.dtype({a.value!r})"))
                       if a.slot is None and a.transform == "dtype" and isinstance(a.value, str)
-                      and adapter.dtype_ref else a for a in specs])
+                      and adapter.dtype_ref else
+                      dataclasses.replace(a, value=_Code(f"{glue}.{_ref_name(adapter.prng_key_ref)}({a.value!r})"))
+                      if a.slot is None and a.transform == "prng_key" and adapter.prng_key_ref
+                      else a for a in specs])
     if fixed[0] or fixed[1]:
         member = dataclasses.replace(member, plan=dataclasses.replace(plan, args=fixed[0], init_args=fixed[1]))
     if adapter.dtype_ref:

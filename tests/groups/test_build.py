@@ -212,3 +212,37 @@ def test_compiled_members_run_on_one_variant(tmp_path, pool, adapters):
     assert reg.state == "validated" and reg.variant == "square"
     tried = reg.evidence["variants_tried"]
     assert tried[0] == "base?" and "square" in tried  # searched on the eager member, then run in full
+
+
+def test_status_only_samplers_validate_on_acceptance(tmp_path, pool, adapters):
+    """A cross-library group that matching made status-only (samplers): values are never
+    compared, so a nondeterministic member, a deterministic one and a keyed one that all return
+    the common output shape validate together; a member returning another shape does not."""
+    import dataclasses
+
+    from xamt.matching.model import ArgSpec
+
+    keyed = member("crashy", f"{C}.keyed_sample", f"{C}:keyed_sample", [(0, "x", 1, "x", True)])
+    keyed.plan.args.append(ArgSpec(slot=None, param="key", position=0, keyword="key",
+                                   transform="prng_key", value=7, required=True))
+    g = group("x:sample/random", [
+        member("crashy", f"{C}.noisy", f"{C}:noisy", [(0, "x", 0, None, True)]),
+        keyed,
+        member("numpy", "numpy.abs", "numpy:abs", [(0, "x", 0, None, True)]),
+        member("numpy", "numpy.ravel", "numpy:ravel", [(0, "x", 0, None, True)]),
+    ], [(0, "x", "tensor")], category="random", equivalence="status")
+    keyed_adapters = dict(adapters, crashy=dataclasses.replace(adapters["crashy"],
+                                                               prng_key_ref=f"{C}:make_key"))
+    store, result = _build(tmp_path, pool, keyed_adapters, [g])
+    reg = _by_key(store)[g.key]
+    assert reg.state == "validated" and reg.equivalence == "status"
+    assert {m.qualname for m in reg.members} == {f"{C}.noisy", f"{C}.keyed_sample", "numpy.abs"}
+    reasons = {i.qualname: (i.reason, i.detail) for _, i in reg.rejected}
+    assert reasons["numpy.ravel"][0] == "differs" and "output shape (12,)" in reasons["numpy.ravel"][1]
+    assert result.stats["cross_library_groups_status"] == 1
+
+    # without the key hook the keyed member cannot be called: it is rejected, the rest validate
+    store2, _ = _build(tmp_path / "nokey", pool, adapters, [g])
+    reg2 = _by_key(store2)[g.key]
+    assert f"{C}.keyed_sample" not in {m.qualname for m in reg2.members}
+    assert reg2.state == "validated"

@@ -145,3 +145,40 @@ def test_positional_only_inputs_pair_by_place(data):
     plan, _ = plan_for(inputs_of([P("x"), P("lmbda")], data),
                        inputs_of([P("input"), P("weight_matrix")], data), data)
     assert "weight_matrix" not in by_param(plan)
+
+
+def test_a_prng_key_no_slot_feeds_is_given_a_fixed_key(data):
+    """numpy.random.gumbel(loc, scale, size) vs jax.random.gumbel(key, shape, dtype): the key is
+    given the fixed canonical seed (made a key by the prng_key transform), never numpy's loc."""
+    pivot = inputs_of([P("loc", default="0.0"), P("scale", default="1.0"), P("size", default="None")], data)
+    member = inputs_of([P("key"), P("shape", default="()"), P("dtype", default="None")], data,
+                       category="random")
+    plan, _ = plan_for(pivot, member, data)
+    args = by_param(plan)
+    assert plan.complete
+    key = args["key"]
+    assert key.slot is None and key.transform == "prng_key" and key.value == data.role_fixed["prng_key"]
+    assert key.position == 0 and key.required
+    assert args["shape"].slot == 2
+    # the key goes first in the call
+    call_args, _ = plan.bind({2: (3, 4)})
+    assert call_args[0] == data.role_fixed["prng_key"]
+
+
+def test_fixed_as_override_gives_a_parameter_a_key(data):
+    from xamt.matching.data import PlanOverride
+
+    pivot = inputs_of([P("shape"), P("mean", default="0.0")], data)
+    member = inputs_of([P("shape"), P("seed"), P("mean", default="0.0")], data)
+    ov = PlanOverride(apis=("tf.stateless_normal",), map={}, defaults={}, fixed={}, fixed_dtype={},
+                      drop=(), reason="seed is a key", fixed_as={"seed": "prng_key"})
+    plan, _ = plan_for(pivot, member, data, [ov])
+    seed = by_param(plan)["seed"]
+    assert plan.complete and seed.slot is None and seed.transform == "prng_key"
+
+
+def test_key_is_a_prng_key_only_in_samplers(data):
+    """attention's `key` (a tensor) is no PRNG key: the role is the random category's only."""
+    params = [P("query"), P("key"), P("value")]
+    assert [i.role for i in inputs_of(params, data, category="random")][1] == "prng_key"
+    assert [i.role for i in inputs_of(params, data, category="nn")][1] != "prng_key"

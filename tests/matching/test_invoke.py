@@ -79,3 +79,23 @@ def test_validate_args_makes_out_of_support_a_status():
     with pytest.raises(ValueError):
         call_constructed("torch.distributions:Exponential.log_prob",
                          {"rate": 1.0, "validate_args": True}, __import__("torch").tensor([-1.0]))
+
+
+def test_prng_key_transform_makes_the_library_key():
+    """A jax.random sampler called with the fixed canonical seed as its key."""
+    pytest.importorskip("jax")
+    from xamt.libraries.registry import Registry
+    from xamt.matching.invoke import convert_value
+    from xamt.matching.model import ArgSpec, ArgumentPlan, Member
+
+    key = np.asarray(convert_value(0, "prng_key", "jax", Registry()))
+    assert key.shape == (2,) and key.dtype == np.uint32
+    with pytest.raises(ValueError, match="no PRNG keys"):
+        convert_value(0, "prng_key", "numpy", Registry())
+    m = Member(library="jax", qualname="jax.random.normal", target="jax.random:normal",
+               kind="function", call="function",
+               plan=ArgumentPlan(args=[ArgSpec(slot=None, param="key", position=0, keyword="key",
+                                               transform="prng_key", value=0, required=True),
+                                       ArgSpec(slot=0, param="shape", keyword="shape")]))
+    out = call_member(m.to_json(), {0: (3, 4)})
+    assert out.shape == (3, 4)

@@ -49,7 +49,7 @@ class _Prepared:
     """A member ready to call in this worker: parsed plan and resolved conversion functions."""
 
     __slots__ = ("member", "from_numpy", "to_numpy", "dtype_fn", "slots", "tuple_slots",
-                 "device", "place", "scope")
+                 "key_slots", "key_fn", "device", "place", "scope")
 
     def __init__(self, spec: Mapping[str, Any]) -> None:
         from xamt.libraries.base import resolve_ref
@@ -69,6 +69,17 @@ class _Prepared:
                 for i, arg in enumerate(specs):
                     if arg.slot is None and arg.transform == "dtype" and isinstance(arg.value, str):
                         specs[i] = dataclasses.replace(arg, value=self.dtype_fn(arg.value))
+        # PRNG keys (jax.random's key): an int seed becomes the library's key, for a fixed
+        # argument once here, for a slot on every call
+        self.key_fn = resolve_ref(spec["prng_key"]) if spec.get("prng_key") else None
+        self.key_slots: frozenset[int] = frozenset()
+        if self.key_fn is not None:
+            for specs in (member.plan.args, member.plan.init_args):
+                for i, arg in enumerate(specs):
+                    if arg.slot is None and arg.transform == "prng_key":
+                        specs[i] = dataclasses.replace(arg, value=self.key_fn(arg.value))
+            self.key_slots = frozenset(a.slot for a in member.plan.args + member.plan.init_args
+                                       if a.slot is not None and a.transform == "prng_key")
         self.member = member
         # slots this member takes as a sequence (jax.lax.reduce_sum's axes): a scalar is wrapped
         self.tuple_slots = frozenset(a.slot for a in member.plan.args + member.plan.init_args
@@ -99,6 +110,8 @@ def _function(ref: str) -> Callable[..., Any]:
 
 
 def _convert_slot(slot: int, value: Any, prep: _Prepared) -> Any:
+    if slot in prep.key_slots and value is not None and not isinstance(value, np.ndarray):
+        return prep.key_fn(value)  # type: ignore[misc]
     if slot in prep.tuple_slots and value is not None and not isinstance(value, (tuple, list, np.ndarray)):
         return (value,)
     return _convert(value, prep)
@@ -326,6 +339,10 @@ def member_spec(member: Any, libraries: Mapping[str, Any]) -> tuple[str, bytes]:
         spec.pop("similarity", None)
     spec = {"member": data, "from": adapter.from_numpy_ref, "to": adapter.to_numpy_ref,
             "dtype": adapter.dtype_ref}
+    # only members that take a PRNG key name the hook (the other members' ids stay as they were)
+    if adapter.prng_key_ref and any(a.transform == "prng_key"
+                                    for a in member.plan.args + member.plan.init_args):
+        spec["prng_key"] = adapter.prng_key_ref
     if member.device is not None:
         if not adapter.runs_on(member.device):
             from xamt.errors import ConfigError

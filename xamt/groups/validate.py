@@ -124,6 +124,26 @@ def _finite(value: Any) -> bool:
     return True
 
 
+def _shape_signature(value: Any) -> Any:
+    """The output's structure with each array leaf replaced by its shape (a status-only group's
+    members must return alike-shaped outputs); a non-array leaf is its type name."""
+    if isinstance(value, (tuple, list)):
+        return tuple(_shape_signature(v) for v in value)
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        try:
+            return tuple(int(d) for d in shape)
+        except (TypeError, ValueError):
+            pass
+    if isinstance(value, (bool, int, float, complex, np.generic)):
+        return ()
+    return type(value).__name__
+
+
+def _shape_text(sig: Any) -> str:
+    return str(sig) if not isinstance(sig, str) else f"a {sig}"
+
+
 def _order(dtype: str) -> int:
     from xamt.fuzz.values import DTYPE_NAMES
 
@@ -189,6 +209,8 @@ class _Validator:
     # -- evaluation -----------------------------------------------------------------------------
     def evaluate(self, inp: GroupInput, results: dict[int, MemberResult]) -> Evaluation:
         ok = [i for i, r in results.items() if r.ok]
+        if self.cross and self.group.equivalence == "status":
+            return self._evaluate_status_only(inp, results, ok)
         det = [i for i in ok if not results[i].nondeterministic]
         nondet = [i for i in ok if results[i].nondeterministic]
         best: Evaluation | None = None
@@ -229,6 +251,34 @@ class _Validator:
         if best is None:  # norm_candidates is never empty (the declared normaliser is first)
             raise ConfigError(f"{self.group.key}: no normaliser to evaluate with")
         return best
+
+    def _evaluate_status_only(self, inp: GroupInput, results: dict[int, MemberResult],
+                              ok: list[int]) -> Evaluation:
+        """A cross-library candidate that matching made status-only (samplers, initialisers):
+        values are never compared (two samplers agree on nothing, seeded or not, deterministic
+        or not), so the members that return on the input form the status component, provided
+        they return the same output shape (dtypes may differ: numpy samples float64, jax
+        float32). Members whose shape is not the most common one are dropped: they were not
+        called alike (a size the member did not take)."""
+        shapes = {i: _shape_signature(results[i].value) for i in ok}
+        libs_of: dict[Any, set[str]] = {}
+        for i, sig in shapes.items():
+            libs_of.setdefault(sig, set()).add(self.lib(i))
+        status: list[list[int]] = []
+        dropped: dict[int, str] = {}
+        if libs_of:
+            # the shape most libraries return (ties: the first member's)
+            order = {sig: n for n, sig in enumerate(dict.fromkeys(shapes[i] for i in sorted(ok)))}
+            common = max(libs_of, key=lambda sig: (len(libs_of[sig]), -order[sig]))
+            comp = sorted(i for i in ok if shapes[i] == common)
+            if self.valid_component(comp):
+                status.append(comp)
+                for i in ok:
+                    if shapes[i] != common:
+                        dropped[i] = (f"returned output shape {_shape_text(shapes[i])}, the others "
+                                      f"{_shape_text(common)}")
+        return Evaluation(inp, sorted(results), results, self.norm_candidates[0], {}, [], status,
+                          dropped)
 
     def _components(self, members: list[int], values: dict[int, Any]) -> tuple[list[list[int]], dict[int, str]]:
         uf = UnionFind(members)
@@ -301,6 +351,7 @@ class _Validator:
         best: tuple[int, Evaluation] | None = None
         differed: dict[int, str] = {}
         full_runs: list[Evaluation] = []
+        status_only = self.cross and group.equivalence == "status"
         compiled = [i for i in candidates if group.members[i].call == "compiled"]
         cheap = [i for i in candidates if i not in compiled]
         if compiled and cheap:
@@ -318,7 +369,8 @@ class _Validator:
             variants = [chosen]
         for order, inp in enumerate(variants):
             full = (order < 2 and inp.variant in ("base", "wide")) or best is None
-            if not full and not differed and full_runs:
+            # (a status-only group compares no values: a member that ran is not one that differed)
+            if not full and not differed and full_runs and not status_only:
                 for i in candidates:
                     runs_ok = [e for e in full_runs if e.results.get(i) is not None and e.results[i].ok
                                and not e.results[i].nondeterministic]
@@ -470,6 +522,14 @@ class _Validator:
         elif r.status == "ok":
             if i in confirm:
                 self.reject(i, "differs", confirm[i])
+                return
+            if self.cross and self.group.equivalence == "status":
+                # values of a status-only group are never compared (nondeterminism is expected)
+                if i in ev.dropped:
+                    self.reject(i, "differs", ev.dropped[i])
+                else:
+                    self.reject(i, "no_partner", "ran, but no member of another library ran "
+                                "alike", state="pending")
                 return
             if r.nondeterministic:
                 self.reject(i, "nondeterministic", "two calls on the same input returned different results")

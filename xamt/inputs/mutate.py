@@ -31,7 +31,7 @@ INVALID_OPS = ("invalid:axis", "invalid:dtype", "invalid:index", "invalid:shape"
 
 _BOOL_ROLES = frozenset({"keepdim", "training", "flag", "sort_order", "stability", "sorted_flag"})
 _INT_ROLES = frozenset({"index", "count", "num_classes", "correction", "start", "stop", "step",
-                        "kernel", "stride", "dilation", "groups", "seed"})
+                        "kernel", "stride", "dilation", "groups", "seed", "prng_key"})
 _FLOAT_ROLES = frozenset({"scalar", "bound", "probability", "initial"})
 _SCALARS = (0.0, 0.5, -0.5, 1.0, -1.0, 2.0, 1e-3, 1e3, -1e3, 1e-30, 3.0e38)
 _PROBABILITIES = (0.0, 0.1, 0.5, 0.9, 1.0)

@@ -130,6 +130,9 @@ class LibraryAdapter:
     inplace_suffix: str | None = None
     #: ``dtype_ref(name)`` returns the library's dtype object for a numpy dtype name
     dtype_ref: str | None = None
+    #: ``prng_key_ref(seed)`` returns the library's PRNG key for an int seed (``jax.random.
+    #: PRNGKey``): the value of the ``prng_key`` transform (a functional sampler's ``key``)
+    prng_key_ref: str | None = None
     #: ``signature_hook(obj, name, owner) -> list[list[ParamSpec]] | None``: signatures when
     #: inspection and the docstring both fail (a probe); None: no such source
     signature_hook_ref: str | None = None

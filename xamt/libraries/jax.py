@@ -7,7 +7,7 @@ from typing import Any
 from xamt.libraries._compile import compiled_call
 from xamt.libraries.base import LibraryAdapter, MethodOwner, resolve_ref, same_dtype_names
 
-__all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "devices", "place", "device_scope",
+__all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "prng_key", "devices", "place", "device_scope",
            "call_compiled", "ufunc_methods"]
 
 _DTYPES = same_dtype_names()
@@ -45,6 +45,18 @@ def dtype(name: str) -> Any:
     import jax.numpy as jnp
 
     return jnp.dtype(name)
+
+
+def prng_key(seed: int) -> Any:
+    """The PRNG key every ``jax.random`` sampler takes, from an int seed.
+
+    The raw ``uint32[2]`` key of ``jax.random.PRNGKey`` (accepted by every ``jax.random``
+    function, like the typed keys of ``jax.random.key``): what ``split`` and ``fold_in`` return
+    then converts to numpy and has the shape of TensorFlow's ``[2]`` seeds.
+    """
+    import jax
+
+    return jax.random.PRNGKey(int(seed))
 
 
 def devices() -> list[str]:
@@ -135,6 +147,7 @@ def adapter() -> LibraryAdapter:
         from_numpy_ref="xamt.libraries.jax:from_numpy",
         to_numpy_ref="xamt.libraries.jax:to_numpy",
         dtype_ref="xamt.libraries.jax:dtype",
+        prng_key_ref="xamt.libraries.jax:prng_key",
         dtypes=_DTYPES,
         method_owners=(MethodOwner("jax", "Array", _METHOD_PLUMBING),),
         pivot_rank=5,

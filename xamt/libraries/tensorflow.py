@@ -21,7 +21,7 @@ from typing import Any
 from xamt.libraries._compile import compiled_call
 from xamt.libraries.base import LibraryAdapter, resolve_ref, same_dtype_names
 
-__all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "devices", "place", "device_scope",
+__all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "prng_key", "devices", "place", "device_scope",
            "call_compiled"]
 
 _DTYPES = same_dtype_names()
@@ -103,6 +103,14 @@ def to_numpy(value: Any) -> Any:
     return np.asarray(value)
 
 
+def prng_key(seed: int) -> Any:
+    """The seed TensorFlow's stateless samplers take (``tf.random.stateless_normal``,
+    ``fold_in``, ``split``): "a shape [2] Tensor" of int32 or int64, from an int seed."""
+    import tensorflow as tf
+
+    return tf.constant([int(seed), 0], dtype=tf.int64)
+
+
 def dtype(name: str) -> Any:
     import tensorflow as tf
 
@@ -180,6 +188,7 @@ def adapter() -> LibraryAdapter:
         from_numpy_ref="xamt.libraries.tensorflow:from_numpy",
         to_numpy_ref="xamt.libraries.tensorflow:to_numpy",
         dtype_ref="xamt.libraries.tensorflow:dtype",
+        prng_key_ref="xamt.libraries.tensorflow:prng_key",
         dtypes=_DTYPES,
         # Quiet TF's C++ INFO/WARNING banner; on a GPU, take device memory as needed rather than
         # all of it in the first worker (every sandbox worker is a process of its own). A user's

@@ -74,6 +74,8 @@ def similarity(slot: Input, cand: Input, n_slot: int, n_cand: int, data: Matchin
     role = _role_score(slot.role, cand.role, data)
     if role is None and data.assignment.get("forbid_role_mismatch", True):
         return None
+    if slot.role != cand.role and (slot.role in data.role_fixed or cand.role in data.role_fixed):
+        return None  # a PRNG key pairs only with a PRNG key (never with numpy's first `loc`)
     name = Levenshtein.normalized_similarity(snake(slot.name) or slot.name,
                                              snake(cand.name) or cand.name)
     first = slot.position == 0 and cand.position == 0
@@ -134,6 +136,15 @@ def _spec(slot: int | None, inp: Input, transform: str | None, sim: float) -> Ar
                        transform=transform, similarity=sim)
     return ArgSpec(slot=slot, param=inp.name, keyword=inp.name, transform=transform,
                    similarity=sim)
+
+
+def _fixed_spec(inp: Input, role: str, data: MatchingData) -> ArgSpec:
+    """A member input given ``role``'s fixed value (roles.toml [fixed]) with the role's
+    transform, where the input sits in the call (positionally when it is required)."""
+    spec = _spec(None, inp, data.role_transforms.get(role), 0.0)
+    spec.value = data.role_fixed[role]
+    spec.required = inp.required
+    return spec
 
 
 def plan_for(
@@ -203,6 +214,13 @@ def plan_for(
         for kw, dtype_name in ov.fixed_dtype.items():
             extra.append(ArgSpec(slot=None, param=kw, keyword=kw, value=dtype_name,
                                  transform="dtype"))
+        for param, role in ov.fixed_as.items():
+            j = next((k for k, inp in enumerate(member) if inp.name == param), None)
+            if j is None or role not in data.role_fixed:
+                notes.append(f"override fixed_as {param}->{role} does not apply")
+                continue
+            pairs.pop(j, None)
+            extra.append(_fixed_spec(member[j], role, data))
 
     specs: list[ArgSpec] = []
     mismatch: dict[int, bool] = {}
@@ -231,6 +249,13 @@ def plan_for(
     specs.extend(extra)
     matched = set(pairs)
     fixed_names = {s.param for s in specs if s.slot is None}
+    # a required parameter of a role with a fixed value (a PRNG key) that no slot feeds is given
+    # that value: the plan stays complete
+    for k, inp in enumerate(member):
+        if (inp.required and k not in matched and inp.name not in fixed_names
+                and inp.role in data.role_fixed):
+            specs.append(_fixed_spec(inp, inp.role, data))
+            fixed_names.add(inp.name)
     unmatched = [inp.name for k, inp in enumerate(member)
                  if inp.required and k not in matched and inp.name not in fixed_names]
     score = sum(sim for _, sim in pairs.values()) / max(len(pairs), 1)

@@ -51,6 +51,9 @@ class PlanOverride:
     fixed_dtype: dict[str, str]
     drop: tuple[str, ...]
     reason: str
+    #: member parameter -> role: passed that role's fixed value (roles.toml [fixed]) converted
+    #: by the role's transform (TF's stateless samplers take their seed as a PRNG key)
+    fixed_as: dict[str, str] = field(default_factory=dict)
 
     def matches(self, qualname: str) -> bool:
         return any(qualname.startswith(a[:-1]) if a.endswith("*") else qualname == a
@@ -82,10 +85,14 @@ class MatchingData:
     control_names: frozenset[str]
     role_names: dict[str, str]
     role_prefixes: tuple[tuple[str, str], ...]
+    #: category -> {name: role}: roles.toml [category_names], looked up before [names]
+    role_category_names: dict[str, dict[str, str]]
     role_suffixes: tuple[tuple[str, str], ...]
     role_transforms: dict[str, str]
     #: role -> the other roles it may pair with in an argument plan (``[compatible]``)
     role_compatible: dict[str, frozenset[str]]
+    #: role -> value given to a required parameter of that role no slot feeds (roles.toml [fixed])
+    role_fixed: dict[str, Any]
     type_transforms: dict[str, dict[str, str]]
     type_words: tuple[tuple[str, tuple[str, ...]], ...]
     homonyms: tuple[Homonym, ...]
@@ -200,6 +207,11 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
         for n in _str_list(names, "roles.toml", f"[names].{role}"):
             _expect(n not in role_names, "roles.toml", f"name {n!r} has two roles")
             role_names[n] = role
+    category_names: dict[str, dict[str, str]] = {}
+    for category, table in ro.get("category_names", {}).items():
+        for role, names in table.items():
+            for n in _str_list(names, "roles.toml", f"[category_names.{category}].{role}"):
+                category_names.setdefault(category, {})[n] = role
     prefixes = tuple((p, role) for role, ps in ro.get("prefixes", {}).items()
                      for p in _str_list(ps, "roles.toml", f"[prefixes].{role}"))
     suffixes = tuple((s, role) for role, ss in ro.get("suffixes", {}).items()
@@ -230,6 +242,7 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
                                  f"#{i}.fixed_dtype"),
             drop=tuple(_str_list(entry.get("drop", []), "argument_plans.toml", f"#{i}.drop")),
             reason=str(entry.get("reason", "")),
+            fixed_as=_str_map(entry.get("fixed_as", {}), "argument_plans.toml", f"#{i}.fixed_as"),
         ))
 
     names, dist_overrides = _distributions(raw["distributions.toml"])
@@ -253,9 +266,10 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
         category_overrides=tuple(overrides), category_namespaces=tuple(namespaces),
         category_terms=terms,
         control_names=frozenset(_str_list(ro.get("control", []), "roles.toml", "control")),
-        role_names=role_names, role_prefixes=prefixes, role_suffixes=suffixes,
+        role_names=role_names, role_category_names=category_names, role_prefixes=prefixes, role_suffixes=suffixes,
         role_transforms=_str_map(ro.get("transforms", {}), "roles.toml", "[transforms]"),
         role_compatible={r: frozenset(c) for r, c in compatible.items()},
+        role_fixed=dict(ro.get("fixed", {})),
         type_transforms={role: _str_map(t, "roles.toml", f"[type_transforms].{role}")
                          for role, t in ro.get("type_transforms", {}).items()},
         type_words=types, homonyms=tuple(homonyms), overrides=tuple(plan_overrides),

@@ -39,6 +39,10 @@ def convert_value(value: Any, transform: str | None, library: str, registry: Reg
         if adapter.dtype_ref is None:
             return value
         return resolve_ref(adapter.dtype_ref)(value)
+    if transform == "prng_key":
+        if adapter.prng_key_ref is None:
+            raise ValueError(f"{library} has no PRNG keys (its adapter has no prng_key hook)")
+        return resolve_ref(adapter.prng_key_ref)(value)
     raise ValueError(f"unknown transform {transform!r}")
 
 

@@ -38,8 +38,9 @@ RELATIONS = ("cross_library", "alias", "namespace_twin", "function_method", "inp
              "out_variant", "functional_module", "eager_compiled", "status_sibling")
 #: value conversions of a slot for a member: numpy array → tensor; list of arrays → list of
 #: tensors; numpy dtype name → the library's dtype; a scalar → a 1-tuple (sequences unchanged);
-#: a numpy array → tensor, anything else (a Python number) unchanged; None: the value as is
-TRANSFORMS = ("tensor", "tensor_list", "dtype", "tuple", "tensor_if_array", None)
+#: a numpy array → tensor, anything else (a Python number) unchanged; an int seed → the library's
+#: PRNG key (the adapter's ``prng_key_ref``); None: the value as is
+TRANSFORMS = ("tensor", "tensor_list", "dtype", "tuple", "tensor_if_array", "prng_key", None)
 
 
 def band(confidence: float, high: float = 0.85, medium: float = 0.70) -> str:

@@ -36,11 +36,14 @@ def literal(text: str | None) -> Any:
         return NO_LITERAL
 
 
-def role_of(name: str, data: MatchingData) -> str | None:
-    """Role of a parameter name; None for control parameters (not inputs)."""
+def role_of(name: str, data: MatchingData, category: str | None = None) -> str | None:
+    """Role of a parameter name (of an API of ``category``); None for control parameters."""
     n = snake(name) or name.lower()
     if n in data.control_names:
         return None
+    role = data.role_category_names.get(category or "", {}).get(n)
+    if role is not None:
+        return role
     role = data.role_names.get(n)
     if role is not None:
         return role
@@ -101,8 +104,10 @@ class Input:
         return self.kind in ("positional_only", "positional_or_keyword") or self.receiver
 
 
-def inputs_of(params: list[Param], data: MatchingData, *, receiver: bool = False) -> list[Input]:
-    """Inputs of a parameter list (see the module docstring)."""
+def inputs_of(params: list[Param], data: MatchingData, *, receiver: bool = False,
+              category: str | None = None) -> list[Input]:
+    """Inputs of a parameter list (see the module docstring); ``category`` is the API's (some
+    names have a role only in one category: a sampler's ``key``)."""
     out: list[Input] = []
     position = 0
     # A function whose named parameters are all keyword-only (tf.raw_ops.Sub(x=, y=)) still
@@ -117,7 +122,7 @@ def inputs_of(params: list[Param], data: MatchingData, *, receiver: bool = False
         if p.kind == "var_positional":
             # *tensors / *xi / *args: a list of arrays spread positionally
             # (torch.broadcast_tensors, numpy.meshgrid); *size stays a shape
-            role = role_of(p.name, data)
+            role = role_of(p.name, data, category)
             if role is None or role.startswith("param:") or role in ("tensor", "tensors"):
                 role = "tensors"
             out.append(Input(p.name, role, "var_positional", False, None,
@@ -126,7 +131,7 @@ def inputs_of(params: list[Param], data: MatchingData, *, receiver: bool = False
             continue
         if p.kind == "var_keyword":
             continue
-        role = role_of(p.name, data)
+        role = role_of(p.name, data, category)
         pos = position if ordered or p.kind in ("positional_only", "positional_or_keyword") else None
         if ordered or p.kind in ("positional_only", "positional_or_keyword"):
             position += 1

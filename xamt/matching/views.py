@@ -134,13 +134,16 @@ def _view(record: ApiRecord, data: MatchingData,
     for name in data.also.get(record.qualname, ()):
         extra.append(Canonical(name))
     category = infer_category(canonical.name, record.namespace, data)
-    inputs = inputs_of(record.params, data, receiver=record.receiver)
+    inputs = inputs_of(record.params, data, receiver=record.receiver, category=category)
     if record.kind == "constructed":
         inputs += constructor_inputs(record, data)
-    overloads = [inputs_of(ov, data, receiver=record.receiver) for ov in record.overloads]
+    overloads = [inputs_of(ov, data, receiver=record.receiver, category=category)
+                 for ov in record.overloads]
     roles = frozenset(i.role for i in inputs)
     arity = None if record.signature_source == "none" else len(inputs)
-    required = [i for i in inputs if i.required]
+    # a required input the plan gives a fixed value (a PRNG key) is not a core input: numpy's
+    # stateful beta(a, b) and jax's beta(key, a, b) take the same core inputs
+    required = [i for i in inputs if i.required and i.role not in data.role_fixed]
     core_roles = frozenset(i.role for i in required)
     core_arity = None if arity is None else len(required)
     return ApiView(record=record, canonical=canonical, category=category, inputs=inputs,
