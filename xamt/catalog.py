@@ -694,23 +694,8 @@ def mine_library(adapter: LibraryAdapter) -> LibraryCatalog:
                     functions_by_key.setdefault(_simple(qn.rsplit(".", 1)[1]), []).append(
                         rec.qualname)
         for cns in adapter.class_namespaces:
-            try:
-                module = importlib.import_module(cns.module)
-                base = resolve_ref(cns.base)
-            except Exception as exc:
-                notes.append(f"class namespace {cns.module} not usable: {exc}")
-                continue
-            for name in sorted(dir(module)):
-                if not _public(name):
-                    continue
-                try:
-                    obj = getattr(module, name)
-                except Exception:
-                    continue
-                if not inspect.isclass(obj) or obj is base or not issubclass(obj, base):
-                    continue
-                if not _owned(adapter, obj, foreign) or inspect.isabstract(obj):
-                    continue
+            for name, obj in _owned_subclasses(adapter, cns.module, cns.base, foreign, notes,
+                                               "class namespace"):
                 forms: list[str] = []
                 for k in _functional_keys(name):
                     forms.extend(q for q in functions_by_key.get(k, []) if q not in forms)
@@ -797,29 +782,39 @@ def _sub_api_records(adapter: LibraryAdapter, obj: Any, rec: ApiRecord,
     return out
 
 
+def _owned_subclasses(adapter: LibraryAdapter, module_name: str, base_ref: str,
+                      foreign: Sequence[Any], notes: list[str], label: str) -> list[tuple[str, Any]]:
+    """``(name, class)`` of the public, concrete subclasses of ``base_ref`` that ``module_name``
+    holds and the library owns; a module or base that cannot be loaded is a note, not an error."""
+    try:
+        module = importlib.import_module(module_name)
+        base = resolve_ref(base_ref)
+    except Exception as exc:
+        notes.append(f"{label} {module_name} not usable: {exc}")
+        return []
+    out = []
+    for name in sorted(dir(module)):
+        if not _public(name):
+            continue
+        try:
+            obj = getattr(module, name)
+        except Exception:
+            continue
+        if not inspect.isclass(obj) or obj is base or not issubclass(obj, base):
+            continue
+        if _owned(adapter, obj, foreign) and not inspect.isabstract(obj):
+            out.append((name, obj))
+    return out
+
+
 def _mine_constructed(adapter: LibraryAdapter, cons: Any, foreign: Sequence[Any],
                       keepalive: list[Any], notes: list[str]) -> list[ApiRecord]:
     """Records of a constructed namespace (see :class:`~xamt.libraries.base.ConstructedNamespace`):
     ``torch.distributions.Normal.log_prob`` with the method's parameters as ``params`` and the
     constructor's as ``init_params``."""
-    try:
-        module = importlib.import_module(cons.module)
-        base = resolve_ref(cons.base)
-    except Exception as exc:
-        notes.append(f"constructed namespace {cons.module} not usable: {exc}")
-        return []
     records: list[ApiRecord] = []
-    for cls_name in sorted(dir(module)):
-        if not _public(cls_name):
-            continue
-        try:
-            cls = getattr(module, cls_name)
-        except Exception:
-            continue
-        if not inspect.isclass(cls) or cls is base or not issubclass(cls, base):
-            continue
-        if not _owned(adapter, cls, foreign) or inspect.isabstract(cls):
-            continue
+    for cls_name, cls in _owned_subclasses(adapter, cons.module, cons.base, foreign, notes,
+                                           "constructed namespace"):
         init_params, _, _ = extract_signature(cls.__init__, "__init__", method=True, hook=None,
                                               owner=cls_name)
         init_names = {p.name for p in init_params}
