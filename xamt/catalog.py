@@ -813,8 +813,9 @@ def _mine_constructed(adapter: LibraryAdapter, cons: Any, foreign: Sequence[Any]
     ``torch.distributions.Normal.log_prob`` with the method's parameters as ``params`` and the
     constructor's as ``init_params``."""
     records: list[ApiRecord] = []
-    for cls_name, cls in _owned_subclasses(adapter, cons.module, cons.base, foreign, notes,
-                                           "constructed namespace"):
+    classes = _owned_subclasses(adapter, cons.module, cons.base, foreign, notes, "constructed namespace")
+    base = resolve_ref(cons.base) if classes else None
+    for cls_name, cls in classes:
         init_params, _, _ = extract_signature(cls.__init__, "__init__", method=True, hook=None,
                                               owner=cls_name)
         init_names = {p.name for p in init_params}
