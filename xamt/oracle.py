@@ -122,6 +122,7 @@ class ErrorKinds:
 
 _NUMBER = re.compile(r"0x[0-9a-fA-F]+|[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_BRACKETED = re.compile(r"\[[^\[\]]*\]")
 # dtype names in error messages vary with the input, not with the rule that refused it
 _DTYPE_WORD = re.compile(
     r"\b(?:u?int(?:8|16|32|64)|float(?:16|32|64)|bfloat16|complex(?:64|128)|bool|half|double"
@@ -135,6 +136,14 @@ def error_key(error_type: str | None, message: str | None) -> str:
     kind = (error_type or "?").rsplit(".", 1)[-1]
     first = next((line.strip() for line in (message or "").splitlines() if line.strip()), "")
     text = _QUOTED.sub("'…'", first)
+    # bracketed text is mostly a printed array or shape ("condition a ([[nan -inf]]) ..."):
+    # collapse brackets from the innermost out, each to one mark
+    while True:
+        collapsed = _BRACKETED.sub("\x00", text)
+        if collapsed == text:
+            break
+        text = collapsed
+    text = text.replace("\x00", "[…]")
     text = _NUMBER.sub("#", _DTYPE_WORD.sub("<dtype>", text))
     return f"{kind}: {text[:160]}"
 

@@ -71,3 +71,34 @@ def test_triage_serves_the_least_served_group_first():
     assert _Fuzzer._next_pending(fz) == 2            # b and c tie: the older one
     fz.triaged_in = {}
     assert _Fuzzer._next_pending(fz) == 0            # nothing served yet: first in, first out
+
+
+def test_the_one_library_that_returns_where_several_refuse_is_the_suspect():
+    ok = SimpleNamespace(status="ok", ok=True, error_type=None, error_message=None)
+    bad = raised("ValueError", "Invalid number of FFT data points (0) specified.")
+    ms = [member("numpy", "numpy.fft.hfft"), member("scipy", "scipy.fft.hfft"),
+          member("jax", "jax.numpy.fft.hfft"), member("torch", "torch.fft.hfft")]
+    run = run_of(ms, {0: np.ones(3, np.float32)}, [bad, ok, bad, bad])
+    run.group.relation = "cross_library"
+    signals = [Signal(SignalKind.STATUS, i, "raised") for i in (0, 2, 3)]
+    got = status_suspects(run, signals, ["function"], {0, 1, 2, 3})
+    assert [(ms[pos].qualname, key.startswith("returns where others raise")) for pos, _, key in got] == \
+        [("scipy.fft.hfft", True)]
+    # numpy returning where jax (which says it implements numpy's) and torch refuse: numpy is
+    # the reference, and the refusing libraries are the suspects
+    ms[2].implements = ["numpy.fft.hfft"]
+    run = run_of(ms, {0: np.ones(3, np.float32)}, [ok, bad, bad, bad])
+    run.group.relation = "cross_library"
+    signals = [Signal(SignalKind.STATUS, i, "raised") for i in (1, 2, 3)]
+    got = status_suspects(run, signals, ["function"], {0, 1, 2, 3})
+    assert {ms[pos].library for pos, _, _ in got} == {"scipy", "jax", "torch"}
+    # an intra-library group keeps naming the members that refuse
+    run.group.relation = "alias"
+    assert {ms[pos].library for pos, _, _ in status_suspects(run, signals, ["function"])} == \
+        {"scipy", "jax", "torch"}
+
+
+def test_error_key_blanks_printed_arrays():
+    a = error_key("ValueError", "condition a ([[1.  nan -inf]]) > (d-1)/2 is not satisfied")
+    b = error_key("ValueError", "condition a ([2.5 3.]) > (d-1)/2 is not satisfied")
+    assert a == b and "nan" not in a

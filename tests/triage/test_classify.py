@@ -120,3 +120,19 @@ def test_widen_integers_only_touches_narrow_integer_arrays():
     wide = widen_integers(vals)
     assert wide[0].dtype == np.int64 and wide[1].dtype == np.float32 and wide[2] == 3
     assert widen_integers({0: np.array([1], np.int64)}) is None
+
+
+def test_nan_where_the_other_returns_a_number_is_a_nan_policy_whatever_the_inputs():
+    import numpy as np
+
+    from xamt.findings import FindingClass
+    from xamt.triage.classify import classify_value
+
+    ref = np.array([np.nan, 0.5], np.float32)     # scipy: nan for an invalid parameter
+    out = np.array([0.0, 0.5], np.float32)        # jax: 0
+    c = classify_value([out], 0, ref, {"n": np.array([-1.0, 3.0], np.float32)})
+    assert c.finding_class == FindingClass.NAN
+    # a NaN difference next to a plain value difference stays a value finding
+    out2 = np.array([0.0, 0.7], np.float32)
+    assert classify_value([out2], 0, ref, {"n": np.array([-1.0, 3.0], np.float32)}).finding_class \
+        == FindingClass.VALUE

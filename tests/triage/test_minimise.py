@@ -61,3 +61,15 @@ def test_values_that_are_not_arrays_pass_through_unchanged():
     assert res.shrunk and res.inputs[0].tolist() == [7.0]
     for c in seen:
         assert c[1] is ragged and c[2] == np.dtype("float32") and c[3] is None and c[4] == 2
+
+
+def test_frozen_arguments_are_left_whole():
+    import numpy as np
+
+    from xamt.triage.minimise import minimise
+
+    x = np.arange(8, dtype=np.float32)
+    cov = np.eye(4, dtype=np.float32) * 2
+    res = minimise({"x": x, "cov": cov}, lambda c: True, budget=40, frozen={"cov"})
+    assert res.shrunk and res.inputs["x"].size < 8
+    assert np.array_equal(res.inputs["cov"], cov)

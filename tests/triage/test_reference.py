@@ -84,3 +84,24 @@ def test_a_crash_reproducer_leaves_out_the_other_members_that_died(tmp_path, mon
                      results=[ok, hang, hang], kind="crash", member=2)
     t._crash(cand, 1)
     assert seen["members"] == [0, 2] and seen["outlier"] == 2 and seen["kw"]["crash_status"] == "timeout"
+
+
+def test_a_returning_suspect_is_contrasted_with_a_member_that_refuses(tmp_path, monkeypatch):
+    # scipy.fft.hfft returns where numpy and torch refuse (n=0): the finding names scipy and
+    # reproduces with a refusing member as the reference
+    from xamt.triage.pipeline import Candidate
+
+    t = triage(tmp_path)
+    ok = NS(status="ok", ok=True, error_type=None, error_message=None, value=None)
+    bad = NS(status="raised", ok=False, error_type="ValueError",
+             error_message="Invalid number of FFT data points (0) specified.", value=None)
+    by_member = {0: bad, 1: ok, 2: bad}
+    monkeypatch.setattr(t, "_run", lambda group, vals, members: [by_member[m] for m in members])
+    seen = {}
+    monkeypatch.setattr(t, "_finish", lambda cand, cid, cls, outlier, values, members, results, summary, **kw:
+                        seen.update(outlier=outlier, ref=kw["ref_member"], summary=summary, cls=cls))
+    cand = Candidate(group=NS(members=[]), input=None, values={}, members=[0, 1, 2],
+                     results=[bad, ok, bad], kind="status", member=1, signature="returns|x")
+    t._raised(cand, 1, internal=False)
+    assert seen["outlier"] == 1 and seen["ref"] == 0 and seen["summary"]["returns_where_others_raise"]
+    assert seen["summary"]["error_type"] == "ValueError"

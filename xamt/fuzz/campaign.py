@@ -143,11 +143,38 @@ def comparable_members(run: Any) -> set[int]:
     return {i for i, mi in enumerate(run.members) if given <= group.members[mi].plan.slots()}
 
 
-def status_suspects(run: Any, signals: Sequence[Any], call_order: Sequence[str]) -> list[tuple[int, str, str]]:
+def status_suspects(run: Any, signals: Sequence[Any], call_order: Sequence[str],
+                    comparable: set[int] | None = None) -> list[tuple[int, str, str]]:
     """One status suspect per (library, refusal rule): the members of one library that
     refuse an input the same way are one divergence, named by the plainest call (the
-    function before its method, out= and compiled forms; ``triage.toml``)."""
+    function before its method, out= and compiled forms; ``triage.toml``).
+
+    In a cross-library group where a single library returns and two or more refuse, that
+    library is the odd one out (scipy's ``hfft(n=0)`` returns where numpy, jax and torch
+    refuse): it is the one suspect, unless another library's documentation says it implements
+    that library's API (then the reimplementations that refuse are the suspects)."""
     order = list(call_order)
+    group = run.group
+
+    def plainness(pos: int) -> tuple[int, int]:
+        call = group.members[run.members[pos]].call
+        return (order.index(call) if call in order else len(order), pos)
+
+    refusing = sorted(s.member for s in signals if s.kind == SignalKind.STATUS)
+    if getattr(group, "relation", "") == "cross_library" and refusing:
+        positions = comparable if comparable is not None else set(range(len(run.members)))
+        returning = [i for i in sorted(positions) if run.results[i].ok]
+        lib = lambda pos: group.members[run.members[pos]].library  # noqa: E731
+        refusing_libs = {lib(i) for i in refusing}
+        if len({lib(i) for i in returning}) == 1 and len(refusing_libs) >= 2:
+            from xamt.triage.pipeline import declared_originals
+
+            originals = declared_originals(group.members)
+            if not any(run.members[i] in originals for i in returning):
+                first = run.results[refusing[0]]
+                rule = error_key(first.error_type, first.error_message)
+                why = f"returns where {len(refusing_libs)} other libraries raise ({rule})"
+                return [(min(returning, key=plainness), why, f"returns where others raise | {rule}")]
     buckets: dict[tuple[str, str], list[tuple[int, str]]] = {}
     for s in signals:
         if s.kind != SignalKind.STATUS:
@@ -155,11 +182,6 @@ def status_suspects(run: Any, signals: Sequence[Any], call_order: Sequence[str])
         r = run.results[s.member]
         m = run.group.members[run.members[s.member]]
         buckets.setdefault((m.library, error_key(r.error_type, r.error_message)), []).append((s.member, s.why))
-
-    def plainness(pos: int) -> tuple[int, int]:
-        call = run.group.members[run.members[pos]].call
-        return (order.index(call) if call in order else len(order), pos)
-
     out = []
     for (_, ekey), entries in buckets.items():
         pos, why = min(entries, key=lambda e: plainness(e[0]))
@@ -354,7 +376,7 @@ class _Fuzzer:
         for s in statuses:
             if s.kind in (SignalKind.CRASH, SignalKind.INTERNAL):
                 news.append(self._candidate(run, s.kind, s.member, s.why))
-        for member, why, ekey in status_suspects(run, statuses, self.triage.call_order):
+        for member, why, ekey in status_suspects(run, statuses, self.triage.call_order, comparable):
             news.append(self._candidate(run, SignalKind.STATUS, member, why, error=ekey))
         signals = statuses
         # a status divergence is as far apart as members can be

@@ -10,6 +10,8 @@ order, and the first that holds wins:
                    default);
 2. ``nan``       — the inputs hold NaN and the outlier differs in its NaN pattern, or differs
                    only in the order of its elements (NaN ordering in sorts / arg-reductions);
+                   or, whatever the inputs, the two differ only in where NaN appears (a NaN
+                   policy: NaN for an out-of-domain input where the other returns a number);
 3. ``subnormal`` — the inputs hold subnormal numbers and, where a re-run is possible, the
                    reference evaluated on the inputs flushed to zero agrees with the outlier;
                    without a re-run, the differing elements are where the flushed and unflushed
@@ -107,6 +109,16 @@ def _nan_pattern_differs(a: np.ndarray, ref: np.ndarray) -> bool:
     return bool((an != rn).any())
 
 
+def _agree_outside_nan(a: np.ndarray, ref: np.ndarray) -> bool:
+    """Whether ``a`` and ``ref`` agree wherever neither is NaN (same shapes assumed)."""
+    if a.dtype.kind not in "fc" and a.dtype.name != "bfloat16":
+        return False
+    wide = np.complex128 if a.dtype.kind == "c" or ref.dtype.kind == "c" else np.float64
+    x, r = a.astype(wide).reshape(-1), ref.astype(wide).reshape(-1)
+    keep = ~(np.isnan(x) | np.isnan(r))
+    return not keep.any() or _agree(x[keep], r[keep])
+
+
 def _order_only(a: np.ndarray, ref: np.ndarray) -> bool:
     if a.shape != ref.shape or a.size < 2:
         return False
@@ -196,6 +208,11 @@ def classify_value(
             return Classification(FindingClass.NAN, "NaN in the inputs; NaN positions differ")
         if _order_only(a, ref):
             return Classification(FindingClass.NAN, "NaN in the inputs; same values in another order")
+    if _nan_pattern_differs(a, ref) and _agree_outside_nan(a, ref):
+        # a NaN policy: one side returns NaN for an out-of-domain or non-finite input where the
+        # other returns a number (scipy's nan for binom(n=-1), jax's 0), and nothing else differs
+        return Classification(FindingClass.NAN, "NaN where the other returns a number (or the "
+                                                "reverse); every other element agrees")
     flushed = flush_subnormals(inputs)
     if any(not np.array_equal(flushed[k], np.asarray(v), equal_nan=True) for k, v in inputs.items()):
         if rerun_reference is not None:

@@ -14,7 +14,7 @@ Each predicate call costs a sandbox round trip, so the number of calls is bounde
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Any, Callable, Collection, Mapping
 
 import numpy as np
 
@@ -43,11 +43,14 @@ def minimise(
     still_fails: Callable[[Inputs], bool],
     *,
     budget: int = 48,
+    frozen: Collection[Any] = (),
 ) -> MinimiseResult:
     """Smallest variant of ``inputs`` for which ``still_fails`` holds, within ``budget`` calls.
 
     ``still_fails`` must be True for ``inputs`` itself (not re-checked). Scalars (0-d arrays) and
-    non-array values are left alone.
+    non-array values are left alone, and so are the ``frozen`` arguments: values with a structure
+    the API requires (an SPD covariance, a probability vector), which cutting or overwriting
+    elements would break, turning the divergence into one about an invalid argument.
     """
     # only arrays shrink: lists of arrays, dtypes, None and literals pass through unchanged
     # (np.asarray would turn them into object arrays the sandbox cannot carry)
@@ -69,7 +72,8 @@ def minimise(
     progress = True
     while progress and calls < budget:
         progress = False
-        arrays = [a for a in current.values() if isinstance(a, np.ndarray) and a.ndim > 0]
+        arrays = [a for k, a in current.items()
+                  if isinstance(a, np.ndarray) and a.ndim > 0 and k not in frozen]
         if not arrays:
             break
         big = max(arrays, key=lambda a: a.size)
@@ -84,8 +88,8 @@ def minimise(
                     continue
                 cand = {}
                 for k, a in current.items():
-                    if (isinstance(a, np.ndarray) and a.ndim > axis and a.shape[axis] == n
-                            and a.shape[:axis] == big.shape[:axis]):
+                    if (k not in frozen and isinstance(a, np.ndarray) and a.ndim > axis
+                            and a.shape[axis] == n and a.shape[:axis] == big.shape[:axis]):
                         cand[k] = np.ascontiguousarray(np.take(a, keep, axis=axis))
                     else:
                         cand[k] = a
@@ -98,7 +102,7 @@ def minimise(
     # 2. values: ddmin over element chunks of each array, replacing them by a plain value
     for name in list(current):
         a = current[name]
-        if not isinstance(a, np.ndarray) or a.ndim == 0 or a.size <= 1:
+        if name in frozen or not isinstance(a, np.ndarray) or a.ndim == 0 or a.size <= 1:
             continue
         plain = _plain_value(a)
         chunk = max(1, a.size // 2)

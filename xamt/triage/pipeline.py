@@ -102,6 +102,13 @@ def upcast(values: Mapping[int, Any]) -> dict[int, Any] | None:
     return out if changed else None
 
 
+def structured_slots(inp: Any) -> set[int]:
+    """Slots of a group input whose value has a structure (an SPD matrix, a probability vector,
+    indices into another slot): the minimiser leaves them whole."""
+    values = getattr(inp, "values", None) or {}
+    return {slot for slot, v in values.items() if getattr(v, "structure", None)}
+
+
 def widen_integers(values: Mapping[int, Any]) -> dict[int, Any] | None:
     """``values`` with integer arrays narrower than 64 bits as int64 (the exact result of most
     integer arithmetic on them); None if there are none."""
@@ -289,7 +296,8 @@ class Triage:
             return res[0].ok and res[1].ok and not agree.pair(res[0].value, res[1].value)
 
         if still_fails(values):
-            values = minimise(values, still_fails, budget=self.minimise_budget).inputs
+            values = minimise(values, still_fails, budget=self.minimise_budget,
+                              frozen=structured_slots(cand.input)).inputs
         # evidence on the (minimised) input
         results = self._run(group, values, ok)
         outputs = {m: r.value for m, r in zip(ok, results) if r.ok}
@@ -405,11 +413,13 @@ class Triage:
 
     # -- status and internal errors ------------------------------------------------------------
     def _raised(self, cand: Candidate, campaign_id: int, *, internal: bool) -> TriageOutcome:
+        """A status divergence (or an internal error). The suspect usually raises while others
+        return; it may instead be the one library that returns where the others raise (the
+        campaign's :func:`~xamt.fuzz.campaign.status_suspects`), contrasted with a raising one."""
         group = cand.group
         members = list(cand.members)
         suspect = cand.members[cand.member]
         suspect_res = cand.results[cand.member]
-        others_ok = [m for m, r in zip(cand.members, cand.results) if r.ok and m != suspect]
 
         def signature(res: MemberResult) -> tuple[str, str | None]:
             if res.status != "raised":
@@ -417,28 +427,49 @@ class Triage:
             kind, _ = self.kinds.classify(res.error_type, res.error_message)
             return "raised", kind
 
+        returns = suspect_res.ok and not internal
+        if returns:
+            contrast = [m for m, r in zip(cand.members, cand.results)
+                        if m != suspect and r.status == "raised" and signature(r)[1] == "other"]
+        else:
+            contrast = [m for m, r in zip(cand.members, cand.results) if r.ok and m != suspect]
+        if returns and not contrast:
+            return TriageOutcome(None, dropped="no member refuses the input")
         want = signature(suspect_res)
+        want_other = signature(cand.results[cand.members.index(contrast[0])]) if returns else None
 
         def still_fails(vals: dict[int, Any]) -> bool:
-            probe = [suspect] + ([others_ok[0]] if others_ok and not internal else [])
+            probe = [suspect] + ([contrast[0]] if contrast and not internal else [])
             res = self._run(group, vals, probe)
             if signature(res[0]) != want:
                 return False
-            return internal or res[1].ok
+            if internal:
+                return True
+            return signature(res[1]) == want_other if returns else res[1].ok
 
         values = cand.values
         if still_fails(values):
-            values = minimise(values, still_fails, budget=self.minimise_budget).inputs
+            values = minimise(values, still_fails, budget=self.minimise_budget,
+                              frozen=structured_slots(cand.input)).inputs
         results = self._run(group, values, members)
         idx = members.index(suspect)
         if signature(results[idx]) != want:
             return TriageOutcome(None, dropped="not reproducible in the sandbox on the minimised input")
-        ref = next((m for m, r in zip(members, results) if r.ok and m != suspect), None)
-        if not internal and ref is None:
-            return TriageOutcome(None, dropped="no member returns on the minimised input")
-        res = results[idx]
+        if returns:
+            ref = next((m for m, r in zip(members, results)
+                        if m != suspect and signature(r) == want_other), None)
+            if ref is None:
+                return TriageOutcome(None, dropped="no member refuses the minimised input")
+            res = results[members.index(ref)]
+        else:
+            ref = next((m for m, r in zip(members, results) if r.ok and m != suspect), None)
+            if not internal and ref is None:
+                return TriageOutcome(None, dropped="no member returns on the minimised input")
+            res = results[idx]
         summary = {"why": cand.why, "error_type": res.error_type,
                    "error_message": (res.error_message or "")[:2000]}
+        if returns:
+            summary["returns_where_others_raise"] = True
         cls_name = FindingClass.INTERNAL if internal else FindingClass.STATUS
         return self._finish(cand, campaign_id, cls_name, suspect, values, members, results, summary,
                             expect="internal" if internal else "status", ref_member=ref,
