@@ -105,3 +105,20 @@ def test_a_returning_suspect_is_contrasted_with_a_member_that_refuses(tmp_path, 
     t._raised(cand, 1, internal=False)
     assert seen["outlier"] == 1 and seen["ref"] == 0 and seen["summary"]["returns_where_others_raise"]
     assert seen["summary"]["error_type"] == "ValueError"
+
+
+def test_eager_and_compiled_twins_are_told_apart_in_findings():
+    from xamt.triage.pipeline import _api_label
+
+    members = [NS(qualname="tensorflow.cumsum", call="function"),
+               NS(qualname="tensorflow.cumsum", call="compiled"), NS(qualname="numpy.cumsum", call="function")]
+    assert _api_label(members, 1) == "tensorflow.cumsum [compiled]"
+    assert _api_label(members, 0) == "tensorflow.cumsum [function]"
+    assert _api_label(members, 2) == "numpy.cumsum"
+
+
+def test_an_xla_kernel_missing_for_a_dtype_is_benign():
+    msg = ("Detected unsupported operations when trying to compile graph __inference_f_1[] on "
+           "XLA_CPU_JIT: Cumsum (No registered 'Cumsum' OpKernel for XLA_CPU_JIT devices compatible "
+           "with node {{node Cumsum}}){{node Cumsum}}")
+    assert ErrorKinds.load().classify("InvalidArgumentError", msg)[0] == "benign"

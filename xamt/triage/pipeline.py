@@ -102,6 +102,14 @@ def upcast(values: Mapping[int, Any]) -> dict[int, Any] | None:
     return out if changed else None
 
 
+def _api_label(members: Sequence[Any], index: int) -> str:
+    """The member's qualified name, with its call style where another member has the same name
+    (an eager/compiled pair: ``tensorflow.cumsum [compiled]``)."""
+    m = members[index]
+    twins = sum(1 for o in members if o.qualname == m.qualname)
+    return f"{m.qualname} [{m.call}]" if twins > 1 else m.qualname
+
+
 def structured_slots(inp: Any) -> set[int]:
     """Slots of a group input whose value has a structure (an SPD matrix, a probability vector,
     indices into another slot): the minimiser leaves them whole."""
@@ -529,9 +537,11 @@ class Triage:
             signature = input_signature(values)
         finding = Finding(
             campaign_id=campaign_id, group_key=group.key, relation=group.relation,
-            finding_class=cls_name, outlier_library=out_m.library, outlier_api=out_m.qualname,
+            finding_class=cls_name, outlier_library=out_m.library,
+            outlier_api=_api_label(group.members, outlier),
             dtype=_dominant_dtype(values), signature=signature,
             members=[{"library": group.members[m].library, "api": group.members[m].qualname,
+                      "call": group.members[m].call,
                       "status": r.status, "error_type": r.error_type,
                       "error_message": (r.error_message or "")[:500] or None,
                       "outlier": m == outlier,
@@ -545,19 +555,19 @@ class Triage:
         calls = []
         for m in members:
             mem = group.members[m]
-            calls.append((mem.qualname, mem, self.adapters[mem.library], values))
+            calls.append((_api_label(group.members, m), mem, self.adapters[mem.library], values))
         outlier_pos = list(members).index(outlier)
         reference_pos = list(members).index(ref_member) if ref_member in members else None
         if ref_values is not None and ref_member is not None:
             mem = group.members[ref_member]
             calls.append((f"{mem.qualname} [float64 reference]", mem, self.adapters[mem.library], ref_values))
             reference_pos = len(calls) - 1
-        title = (f"Xamt finding: {cls_name.value} — {out_m.qualname} ({out_m.library}) "
+        title = (f"Xamt finding: {cls_name.value} — {finding.outlier_api} ({out_m.library}) "
                  f"in group {group.key}")
         header = "\n".join(
             [f"Group: {group.key} ({group.relation}, expects equal {group.equivalence})",
              f"Members: {', '.join(group.members[m].qualname for m in members)}",
-             f"Outlier: {out_m.qualname}",
+             f"Outlier: {finding.outlier_api}",
              f"Why: {summary.get('why', '')}"]
             + ([f"Device: {out_m.device} (the same API on the CPU: {summary.get('cpu_api')})"]
                if "device" in summary else [])
