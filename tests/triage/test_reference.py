@@ -122,3 +122,36 @@ def test_an_xla_kernel_missing_for_a_dtype_is_benign():
            "XLA_CPU_JIT: Cumsum (No registered 'Cumsum' OpKernel for XLA_CPU_JIT devices compatible "
            "with node {{node Cumsum}}){{node Cumsum}}")
     assert ErrorKinds.load().classify("InvalidArgumentError", msg)[0] == "benign"
+
+
+def test_a_member_that_disagrees_with_itself_is_dropped_before_filing(tmp_path):
+    import numpy as np
+
+    from xamt.groups.execute import MemberResult
+    from xamt.triage.pipeline import Candidate, Triage
+
+    def member(lib, q):
+        return NS(library=lib, qualname=q, call="function", device=None, implements=[])
+
+    group = NS(key="t:neg", relation="cross_library", equivalence="value", tolerance=None,
+               normalisation="none", slots=[], members=[member("numpy", "numpy.negative"),
+                                                        member("fake", "fake.noisy_negative")])
+
+    class Executor:
+        def run(self, items):
+            out = []
+            for it in items:
+                x = np.asarray(it.input[0])
+                res = [MemberResult("ok", value=-x if m == 0 else -x + 1.0,
+                                    nondeterministic=(m == 1 and it.repeat > 1)) for m in it.members]
+                out.append(NS(results=res))
+            return out
+
+    t = Triage(executor=Executor(), adapters={"numpy": NS(pivot_rank=0), "fake": NS(pivot_rank=50)},
+               kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
+    values = {0: np.array([1.0, 2.0])}
+    first = Executor().run([NS(input=values, members=[0, 1], repeat=1)])[0].results
+    cand = Candidate(group=group, input=None, values=values, members=[0, 1], results=first,
+                     kind="value", member=1)
+    out = t.process(cand, 1)
+    assert out.finding is None and out.dropped.startswith("nondeterministic"), out.dropped

@@ -239,9 +239,11 @@ class Triage:
     _calls: int = field(default=0, init=False)
 
     # -- helpers ------------------------------------------------------------------------------
-    def _run(self, group: Any, values: Mapping[int, Any], members: Sequence[int]) -> list[MemberResult]:
+    def _run(self, group: Any, values: Mapping[int, Any], members: Sequence[int],
+             repeat: int = 1) -> list[MemberResult]:
         self._calls += 1
-        run = self.executor.run([ExecItem(group, dict(values), members=list(members))])[0]
+        run = self.executor.run([ExecItem(group, dict(values), members=list(members),
+                                          repeat=repeat)])[0]
         return run.results
 
     def _agreement(self, group: Any) -> Agreement:
@@ -307,7 +309,11 @@ class Triage:
             values = minimise(values, still_fails, budget=self.minimise_budget,
                               frozen=structured_slots(cand.input)).inputs
         # evidence on the (minimised) input
-        results = self._run(group, values, ok)
+        # every member called twice: a member that disagrees with itself (dropout validated on
+        # p=0, fuzzed with p=0.5) has no value to compare, whatever the registry said
+        results = self._run(group, values, ok, repeat=2)
+        if any(r.nondeterministic for m, r in zip(ok, results) if m in (outlier, same_ref)):
+            return TriageOutcome(None, dropped="nondeterministic: two calls on the same input differ")
         outputs = {m: r.value for m, r in zip(ok, results) if r.ok}
         if outlier not in outputs:
             return TriageOutcome(None, dropped="outlier no longer returns on the minimised input")
