@@ -136,3 +136,19 @@ def test_nan_where_the_other_returns_a_number_is_a_nan_policy_whatever_the_input
     out2 = np.array([0.0, 0.7], np.float32)
     assert classify_value([out2], 0, ref, {"n": np.array([-1.0, 3.0], np.float32)}).finding_class \
         == FindingClass.VALUE
+
+
+def test_index_outputs_that_differ_only_among_ties_are_recognised():
+    import numpy as np
+
+    from xamt.triage.classify import ties_only
+
+    x = np.array([[1.0, 1.0, 0.0], [3.0, 2.0, 2.0]], np.float32)
+    stable = np.array([[2, 0, 1], [1, 2, 0]])       # numpy kind="stable"
+    unstable = np.array([[2, 1, 0], [2, 1, 0]])     # another order among the equal values
+    assert ties_only(unstable, stable, [x])
+    wrong = np.array([[0, 2, 1], [1, 2, 0]])        # not a sort of the first row
+    assert not ties_only(wrong, stable, [x])
+    # float outputs, or indices into nothing of their shape, are no ties
+    assert not ties_only(stable.astype(np.float32), stable, [x])
+    assert not ties_only(unstable, stable, [np.ones(4)])

@@ -26,14 +26,15 @@ order, and the first that holds wins:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from xamt.compare import Tolerance, compare_group
 from xamt.findings import FindingClass
 
-__all__ = ["Classification", "classify_value", "LOOSE_TOLERANCE", "flush_subnormals", "subnormal_mask"]
+__all__ = ["Classification", "classify_value", "LOOSE_TOLERANCE", "flush_subnormals", "subnormal_mask",
+           "ties_only"]
 
 #: "agrees under a looser tolerance": the bounds differential fuzzers use in practice
 #: (NNSmith, TitanFuzz: rtol 1e-2, atol 1e-3), see research/anchors.md §4.1.
@@ -178,6 +179,27 @@ def _overflow(a: np.ndarray, ref: np.ndarray, wide: np.ndarray) -> str | None:
     i = int(np.flatnonzero(out.reshape(-1))[0])
     return (f"integer overflow: the exact result {wide.reshape(-1)[i]} (64-bit evaluation) does not "
             f"fit in {a.dtype}; members wrap or saturate differently")
+
+
+def ties_only(a: np.ndarray, ref: np.ndarray, inputs: Iterable[np.ndarray]) -> bool:
+    """Whether two index outputs differ only in the order of equal values: for an input array of
+    their shape, gathering it along some axis by either gives the same array (argsort of
+    ``[1, 1, 0]`` is ``[2, 0, 1]`` or ``[2, 1, 0]``; a sort need not be stable unless it says so).
+    Decided from the evidence: integer outputs that index an input, never from the API's name."""
+    if a.shape != ref.shape or a.ndim == 0 or a.dtype.kind not in "iu" or ref.dtype.kind not in "iu":
+        return False
+    for x in inputs:
+        if x.shape != a.shape or x.dtype.kind not in "fiub":
+            continue
+        for axis in range(x.ndim):
+            n = x.shape[axis]
+            if not (((a >= 0) & (a < n)).all() and ((ref >= 0) & (ref < n)).all()):
+                continue
+            ga = np.take_along_axis(x, a.astype(np.int64), axis)
+            gr = np.take_along_axis(x, ref.astype(np.int64), axis)
+            if np.array_equal(ga, gr, equal_nan=x.dtype.kind == "f"):
+                return True
+    return False
 
 
 def classify_value(

@@ -32,7 +32,7 @@ from xamt.groups.agree import Agreement
 from xamt.groups.execute import ExecItem, MemberResult
 from xamt.groups.normalise import leaves
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
-from xamt.triage.classify import classify_value, flush_subnormals
+from xamt.triage.classify import classify_value, flush_subnormals, ties_only
 from xamt.triage.minimise import minimise
 
 __all__ = ["Candidate", "Triage", "TriageOutcome", "input_signature", "upcast", "declared_originals",
@@ -327,6 +327,9 @@ class Triage:
             cls_name, why = FindingClass.VALUE, "outputs differ in structure"
         else:
             arrays = {s: v for s, v in values.items() if isinstance(v, np.ndarray)}
+            if ties_only(out_leaf, ref_leaf, arrays.values()):
+                return TriageOutcome(None, dropped="indices differ only among equal values (the "
+                                                   "order of ties, which a sort need not keep)")
 
             def rerun(flushed: dict[int, np.ndarray]) -> np.ndarray | None:
                 vals = dict(values)
