@@ -33,7 +33,7 @@ from xamt.fuzz.search import Search
 from xamt.groups.agree import Agreement
 from xamt.oracle import ErrorKinds, SignalKind, error_key, judge_statuses
 from xamt.store import Schema, Store, default_db_path
-from xamt.triage.pipeline import Candidate, Triage, input_signature
+from xamt.triage.pipeline import Candidate, Triage, declared_originals, input_signature
 
 __all__ = ["FuzzConfig", "FuzzResult", "run_campaign", "FUZZ_STATE_SCHEMA", "parse_budget",
            "comparable_members", "status_suspects"]
@@ -167,8 +167,6 @@ def status_suspects(run: Any, signals: Sequence[Any], call_order: Sequence[str],
         lib = lambda pos: group.members[run.members[pos]].library  # noqa: E731
         refusing_libs = {lib(i) for i in refusing}
         if len({lib(i) for i in returning}) == 1 and len(refusing_libs) >= 2:
-            from xamt.triage.pipeline import declared_originals
-
             originals = declared_originals(group.members)
             if not any(run.members[i] in originals for i in returning):
                 first = run.results[refusing[0]]
