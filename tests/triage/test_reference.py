@@ -155,3 +155,40 @@ def test_a_member_that_disagrees_with_itself_is_dropped_before_filing(tmp_path):
                      kind="value", member=1)
     out = t.process(cand, 1)
     assert out.finding is None and out.dropped.startswith("nondeterministic"), out.dropped
+
+
+def test_an_outlier_that_agrees_in_float64_is_a_precision_finding(tmp_path, monkeypatch):
+    import numpy as np
+
+    from xamt.findings import FindingClass
+    from xamt.groups.execute import MemberResult
+    from xamt.triage.pipeline import Candidate, Triage, TriageOutcome
+
+    def member(lib, q):
+        return NS(library=lib, qualname=q, call="function", device=None, implements=[])
+
+    group = NS(key="t:id", relation="cross_library", equivalence="value", tolerance=None,
+               normalisation="none", slots=[], members=[member("numpy", "numpy.positive"),
+                                                        member("fake", "fake.square_over")])
+
+    class Executor:  # member 1 computes x*x/x in the input's dtype: float32 overflows at 3e38
+        def run(self, items):
+            out = []
+            for it in items:
+                x = np.asarray(it.input[0])
+                with np.errstate(all="ignore"):
+                    res = [MemberResult("ok", value=x.copy() if m == 0 else (x * x) / x) for m in it.members]
+                out.append(NS(results=res))
+            return out
+
+    t = Triage(executor=Executor(), adapters={"numpy": NS(pivot_rank=0), "fake": NS(pivot_rank=50)},
+               kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
+    seen = {}
+    monkeypatch.setattr(t, "_finish", lambda cand, cid, cls, outlier, values, members, results, summary, **kw:
+                        seen.update(cls=cls, outlier=outlier, why=summary["why"])
+                        or TriageOutcome(None, dropped="captured"))
+    values = {0: np.array([3e38, 2.0], np.float32)}
+    first = Executor().run([NS(input=values, members=[0, 1], repeat=1)])[0].results
+    t.process(Candidate(group=group, input=None, values=values, members=[0, 1], results=first,
+                        kind="value", member=1), 1)
+    assert seen["outlier"] == 1 and seen["cls"] == FindingClass.PRECISION, seen

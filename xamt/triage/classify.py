@@ -20,7 +20,9 @@ order, and the first that holds wins:
                    integer inputs widened to 64 bits does not fit the outlier's dtype; or the
                    outlier's dtype differs from the reference's and the reference cast to the
                    outlier's dtype (with wrap-around or overflow to inf) agrees with it;
-5. ``precision`` — the outlier agrees with the reference under a looser tolerance;
+5. ``precision`` — the outlier agrees with the reference under a looser tolerance (triage also
+                   classes a ``value`` divergence ``precision`` when the outlier itself, run on
+                   the float64 inputs, agrees with the reference);
 6. ``value``     — anything else.
 """
 from __future__ import annotations

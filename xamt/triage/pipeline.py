@@ -32,7 +32,7 @@ from xamt.groups.agree import Agreement
 from xamt.groups.execute import ExecItem, MemberResult
 from xamt.groups.normalise import leaves
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
-from xamt.triage.classify import classify_value, flush_subnormals, ties_only
+from xamt.triage.classify import LOOSE_TOLERANCE, classify_value, flush_subnormals, ties_only
 from xamt.triage.minimise import minimise
 
 __all__ = ["Candidate", "Triage", "TriageOutcome", "input_signature", "upcast", "declared_originals",
@@ -351,6 +351,19 @@ class Triage:
             c = classify_value([out_leaf], 0, ref_leaf, arrays,
                                rerun_reference=rerun if has_sub else None, wide_reference=wide)
             cls_name, why = c.finding_class, c.why
+            if cls_name == FindingClass.VALUE and ref_values is not None and ref_member != outlier:
+                # the outlier itself on the float64 inputs: when it then agrees with the
+                # reference, its lower-precision evaluation is what lost the result (a float32
+                # intermediate overflowing or underflowing), not its method
+                res = self._run(group, ref_values, [outlier])
+                lv = leaves(res[0].value) if res[0].ok else []
+                own = lv[leaf] if leaf < len(lv) and isinstance(lv[leaf], np.ndarray) else None
+                if own is not None and own.shape == ref_leaf.shape and compare_group(
+                        [ref_leaf, own], reference=0, tol=LOOSE_TOLERANCE).values_agree:
+                    cls_name = FindingClass.PRECISION
+                    why = (f"the outlier on float64 inputs agrees with the reference: its "
+                           f"{out_leaf.dtype} evaluation loses the result (overflow, underflow or "
+                           f"cancellation)")
         rep = (compare_group([ref_leaf, out_leaf], reference=0, tol=group.tolerance or None)
                if isinstance(out_leaf, np.ndarray) and isinstance(ref_leaf, np.ndarray) else None)
         summary = {"why": why, "reference": ref_label, "leaf": leaf}
