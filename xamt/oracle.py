@@ -126,7 +126,8 @@ _BRACKETED = re.compile(r"\[[^\[\]]*\]")
 # dtype names in error messages vary with the input, not with the rule that refused it
 _DTYPE_WORD = re.compile(
     r"\b(?:u?int(?:8|16|32|64)|float(?:16|32|64)|bfloat16|complex(?:64|128)|bool|half|double"
-    r"|Int|Long|Short|Char|Byte|Float|Double|Half|BFloat16|ComplexFloat|ComplexDouble|Bool)\b")
+    r"|Int|Long|Short|Char|Byte|Float|Double|Half|BFloat16|ComplexFloat|ComplexDouble|Bool"
+    r"|float|int|complex)\b")
 
 
 def error_key(error_type: str | None, message: str | None) -> str:

@@ -102,3 +102,9 @@ def test_error_key_blanks_printed_arrays():
     a = error_key("ValueError", "condition a ([[1.  nan -inf]]) > (d-1)/2 is not satisfied")
     b = error_key("ValueError", "condition a ([2.5 3.]) > (d-1)/2 is not satisfied")
     assert a == b and "nan" not in a
+
+
+def test_error_key_blanks_bare_dtype_words():
+    a = error_key("InvalidArgumentError", "expected to be a bool tensor but is a float tensor")
+    b = error_key("InvalidArgumentError", "expected to be a bool tensor but is a bfloat16 tensor")
+    assert a == b

@@ -192,3 +192,17 @@ def test_an_outlier_that_agrees_in_float64_is_a_precision_finding(tmp_path, monk
     t.process(Candidate(group=group, input=None, values=values, members=[0, 1], results=first,
                         kind="value", member=1), 1)
     assert seen["outlier"] == 1 and seen["cls"] == FindingClass.PRECISION, seen
+
+
+def test_a_later_hit_never_overwrites_a_filed_reproducer(tmp_path):
+    from xamt.findings import Finding, FindingClass
+
+    t = triage(tmp_path)
+    f = Finding(campaign_id=1, group_key="x:k0/generic", relation="cross_library",
+                finding_class=FindingClass.NAN, outlier_library="tensorflow",
+                outlier_api="tensorflow.math.special.bessel_k0", dtype="float32", signature="float32",
+                members=[], summary={}, input_recipe={})
+    first = t._folder(f)
+    first.mkdir(parents=True)
+    second = t._folder(f)
+    assert second != first and second.name == first.name + "-2" and not second.exists()

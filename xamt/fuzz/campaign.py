@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import platform
+import shutil
 import signal
 import sys
 import time
@@ -440,6 +441,9 @@ class _Fuzzer:
                 if new:
                     self.findings += 1
                 outcome = "filed" if new else "duplicate"
+                if not new and out.finding.reproducer:
+                    # the filed finding keeps its own reproducer; this attempt's copy goes
+                    shutil.rmtree((Path(self.triage.out_dir) / out.finding.reproducer).parent, ignore_errors=True)
             else:
                 outcome = f"dropped: {out.dropped}"
                 self.dropped[out.dropped or "?"] = self.dropped.get(out.dropped or "?", 0) + 1

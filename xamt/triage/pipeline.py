@@ -635,7 +635,17 @@ class Triage:
         return str(slot)
 
     def _folder(self, finding: Finding) -> Path:
+        """A new folder for this finding's reproducer, named by its de-duplication key. A
+        folder of that name may already hold a filed finding's reproducer (a later hit of the
+        same finding is triaged again before the store says it is a duplicate): that one is
+        never overwritten; the new attempt gets ``-2``, ``-3``... and the campaign removes it
+        when the finding turns out to be a duplicate."""
         import hashlib
 
         digest = hashlib.blake2b(repr(finding.dedup_key()).encode(), digest_size=6).hexdigest()
-        return self.out_dir / "findings" / f"{finding.finding_class.value}-{digest}"
+        base = self.out_dir / "findings" / f"{finding.finding_class.value}-{digest}"
+        folder, n = base, 1
+        while folder.exists():
+            n += 1
+            folder = base.with_name(f"{base.name}-{n}")
+        return folder
