@@ -84,3 +84,39 @@ def test_reproducer_paths_stay_inside_the_output_folder(campaign_out):
     assert "leaves the output folder" in read_reproducer(out, f).problem
     f.reproducer = "findings/1/missing.py"
     assert "cannot read" in read_reproducer(out, f).problem
+
+
+def test_issue_for_an_eager_compiled_pair_marks_the_flagged_member(tmp_path):
+    # both members share one name; the outlier is told apart by its call style and by the
+    # member's own flag (by name alone both or neither would be the outlier)
+    import numpy as np
+
+    from sandbox import codec
+    from tests.report.conftest import VERSIONS, ok
+    from xamt.findings import Campaign, Finding, FindingClass, FindingsStore
+    from xamt.report.evidence import load_evidence
+    from xamt.report.export import export_issue
+    from xamt.report.model import get_finding, open_findings
+    from xamt.store import Store, default_db_path
+
+    members = [{"library": "torch", "api": "torch.nn.functional.gelu", "call": "function",
+                "status": "ok", "outlier": True},
+               {"library": "torch", "api": "torch.nn.functional.gelu", "call": "compiled",
+                "status": "ok", "outlier": False}]
+    out = tmp_path / "xamt-out"
+    with Store(default_db_path(out)) as st:
+        fs = FindingsStore(st)
+        cid = fs.start_campaign(Campaign(libraries=dict(VERSIONS), budget_s=60, seed=1, workers=2,
+                                         started=1_700_000_000.0))
+        f = Finding(cid, "eager_compiled:torch.nn.functional.gelu", "eager_compiled",
+                    FindingClass.VALUE, "torch", "torch.nn.functional.gelu [function]", "float32",
+                    "float32/n", members, first_seen=1_700_000_001.0)
+        inputs = codec.dumps({"input": np.array([-3.0, 0.0, 3.0], np.float32)})
+        outputs = codec.dumps([ok(np.array([-0.004, 0.0, 2.9], np.float32)),
+                               ok(np.array([-0.005, 0.0, 2.99], np.float32))])
+        fid, _ = fs.file(f, inputs, outputs)
+    md = export_issue(out, fid)
+    assert md.splitlines()[0].startswith("# `torch.nn.functional.gelu [function]`")
+    with open_findings(out) as (_, fs):
+        ev = load_evidence(fs, get_finding(fs, fid))
+    assert [o.outlier for o in ev.outputs] == [True, False]

@@ -90,7 +90,7 @@ def _member_outputs(finding: Finding, raw: Any) -> tuple[list[MemberOutput], str
             library=str(m.get("library", "?")), api=str(m.get("api", "?")),
             status=str(r.get("status", m.get("status", "unknown"))), value=r.get("value"),
             error_type=r.get("error_type"), error_message=r.get("error_message"),
-            outlier=bool(finding.outlier_api) and m.get("api") == finding.outlier_api,
+            outlier=_is_outlier(m, finding),
         ))
     return outs, problem
 
@@ -98,8 +98,16 @@ def _member_outputs(finding: Finding, raw: Any) -> tuple[list[MemberOutput], str
 def _members_only(finding: Finding) -> list[MemberOutput]:
     return [MemberOutput(str(m.get("library", "?")), str(m.get("api", "?")),
                          str(m.get("status", "unknown")),
-                         outlier=bool(finding.outlier_api) and m.get("api") == finding.outlier_api)
+                         outlier=_is_outlier(m, finding))
             for m in finding.members]
+
+
+def _is_outlier(member: dict, finding: Finding) -> bool:
+    """The member's own ``outlier`` flag, which triage records; by name only for findings filed
+    without it (an eager/compiled pair shares one name, so the name alone would mark both)."""
+    if "outlier" in member:
+        return bool(member["outlier"])
+    return bool(finding.outlier_api) and member.get("api") == finding.outlier_api
 
 
 def decode_evidence(finding: Finding, inputs_blob: bytes | None,

@@ -211,7 +211,7 @@ def issue_markdown(finding: Finding, evidence: Evidence, campaign: Campaign | No
         reproducer=reproducer,
         agreeing=agreeing,
         outliers=outliers,
-        others=[o for o in outputs if not o.outlier and o not in agreeing],
+        others=[o for o in outputs if not o.outlier and id(o) not in {id(a) for a in agreeing}],
         expected=_outcome_text(agreeing[0]) if agreeing else None,
         inputs={k: array_text(v) for k, v in evidence.inputs.items()},
         outcome_text=_outcome_text,
