@@ -206,3 +206,14 @@ def test_a_later_hit_never_overwrites_a_filed_reproducer(tmp_path):
     first.mkdir(parents=True)
     second = t._folder(f)
     assert second != first and second.name == first.name + "-2" and not second.exists()
+
+
+def test_minimisation_stops_at_the_deadline(tmp_path):
+    import time
+
+    t = triage(tmp_path)
+    calls = []
+    bounded = t._bounded(lambda vals: calls.append(1) or True)
+    assert bounded({}) and calls == [1]
+    t.deadline = time.monotonic() - 1.0
+    assert not bounded({}) and calls == [1]  # nothing run once the deadline has passed

@@ -432,6 +432,7 @@ class _Fuzzer:
             cand = self.pending.pop(self._next_pending())
             self.triaged_in[cand.group.key] = self.triaged_in.get(cand.group.key, 0) + 1
             pk = json.dumps(cand.prekey)
+            self.triage.deadline = deadline
             out = self.triage.process(cand, self.campaign.id)
             self.triage_seconds += out.seconds
             elapsed += out.seconds

@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -236,6 +236,9 @@ class Triage:
     verify: bool = True
     #: reference preference among call styles inside one library (``triage.toml``)
     call_order: tuple[str, ...] = field(default_factory=lambda: load_call_order())
+    #: ``time.monotonic()`` after which minimisation stops (the campaign's budget): shrinking an
+    #: input whose calls run into the sandbox timeout can take minutes
+    deadline: float | None = None
     _calls: int = field(default=0, init=False)
 
     # -- helpers ------------------------------------------------------------------------------
@@ -245,6 +248,15 @@ class Triage:
         run = self.executor.run([ExecItem(group, dict(values), members=list(members),
                                           repeat=repeat)])[0]
         return run.results
+
+    def _bounded(self, still_fails: Callable[[dict[int, Any]], bool]) -> Callable[[dict[int, Any]], bool]:
+        """``still_fails`` that answers False, without running anything, once the deadline has
+        passed: the minimiser then keeps the smallest input found so far."""
+        def bounded(vals: dict[int, Any]) -> bool:
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                return False
+            return still_fails(vals)
+        return bounded
 
     def _agreement(self, group: Any) -> Agreement:
         return Agreement(getattr(group, "tolerance", None) or None)
@@ -306,7 +318,7 @@ class Triage:
             return res[0].ok and res[1].ok and not agree.pair(res[0].value, res[1].value)
 
         if still_fails(values):
-            values = minimise(values, still_fails, budget=self.minimise_budget,
+            values = minimise(values, self._bounded(still_fails), budget=self.minimise_budget,
                               frozen=structured_slots(cand.input)).inputs
         # evidence on the (minimised) input
         # every member called twice: a member that disagrees with itself (dropout validated on
@@ -479,7 +491,7 @@ class Triage:
 
         values = cand.values
         if still_fails(values):
-            values = minimise(values, still_fails, budget=self.minimise_budget,
+            values = minimise(values, self._bounded(still_fails), budget=self.minimise_budget,
                               frozen=structured_slots(cand.input)).inputs
         results = self._run(group, values, members)
         idx = members.index(suspect)
