@@ -34,7 +34,7 @@ from xamt.fuzz.search import Search
 from xamt.groups.agree import Agreement
 from xamt.oracle import ErrorKinds, SignalKind, error_key, judge_statuses
 from xamt.store import Schema, Store, default_db_path
-from xamt.triage.pipeline import Candidate, Triage, declared_originals, input_signature
+from xamt.triage.pipeline import Candidate, Triage, call_rank, declared_originals, input_signature
 
 __all__ = ["FuzzConfig", "FuzzResult", "run_campaign", "FUZZ_STATE_SCHEMA", "parse_budget",
            "comparable_members", "status_suspects"]
@@ -154,12 +154,10 @@ def status_suspects(run: Any, signals: Sequence[Any], call_order: Sequence[str],
     library is the odd one out (scipy's ``hfft(n=0)`` returns where numpy, jax and torch
     refuse): it is the one suspect, unless another library's documentation says it implements
     that library's API (then the reimplementations that refuse are the suspects)."""
-    order = list(call_order)
     group = run.group
 
     def plainness(pos: int) -> tuple[int, int]:
-        call = group.members[run.members[pos]].call
-        return (order.index(call) if call in order else len(order), pos)
+        return (call_rank(group.members[run.members[pos]].call, call_order), pos)
 
     refusing = sorted(s.member for s in signals if s.kind == SignalKind.STATUS)
     if getattr(group, "relation", "") == "cross_library" and refusing:
@@ -179,7 +177,7 @@ def status_suspects(run: Any, signals: Sequence[Any], call_order: Sequence[str],
         if s.kind != SignalKind.STATUS:
             continue
         r = run.results[s.member]
-        m = run.group.members[run.members[s.member]]
+        m = group.members[run.members[s.member]]
         buckets.setdefault((m.library, error_key(r.error_type, r.error_message)), []).append((s.member, s.why))
     out = []
     for (_, ekey), entries in buckets.items():

@@ -36,7 +36,7 @@ from xamt.triage.classify import LOOSE_TOLERANCE, classify_value, flush_subnorma
 from xamt.triage.minimise import minimise
 
 __all__ = ["Candidate", "Triage", "TriageOutcome", "input_signature", "upcast", "declared_originals",
-           "widen_integers"]
+           "call_rank", "widen_integers"]
 
 _log = logging.getLogger("xamt.triage")
 
@@ -150,6 +150,11 @@ def _rounds_to(a: np.ndarray, ref: np.ndarray, tol: Any, dtypes: Counter) -> boo
     with np.errstate(all="ignore"):
         rounded = ref.astype(a.dtype)
     return compare_group([rounded, a], reference=0, tol=tol).values_agree
+
+
+def call_rank(call: str, order: Sequence[str]) -> int:
+    """Position of a call style in a plainest-first order (``triage.toml``); unlisted last."""
+    return order.index(call) if call in order else len(order)
 
 
 def declared_originals(members: Sequence[Any]) -> set[int]:
@@ -272,7 +277,7 @@ class Triage:
         def rank(mi: int) -> tuple[int, int, int, int, int]:
             m = group.members[mi]
             ad = self.adapters.get(m.library)
-            style = order.index(m.call) if m.call in order else len(order)
+            style = call_rank(m.call, order)
             # a device twin (torch.sum@cuda:0) is measured against the CPU run, never the reverse
             on_device = 0 if getattr(m, "device", None) in (None, "cpu") else 1
             return (0 if mi in declared else 1, getattr(ad, "pivot_rank", 50), style, on_device, mi)
