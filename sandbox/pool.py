@@ -702,8 +702,9 @@ class SandboxPool:
         # (not to spares, which take work only when a slot frees up)
         live_wids = {x.wid for x in self._workers.values()
                      if x.kill_reason is None and not x.retire_after and x.state in (_STARTING, _IDLE, _BUSY)}
-        serving = {x.wid for x in sorted((x for x in self._workers.values() if x.wid in live_wids),
-                                         key=lambda x: (x.dispatched == 0, x.wid))[:self.workers]}
+        # workers that ran tasks first, then idle fresh ones before those still starting
+        ranked = [x.wid for x in sorted((x for x in self._workers.values() if x.wid in live_wids),
+                                        key=lambda x: (x.dispatched == 0, x.state == _STARTING, x.wid))]
         # workers that ran tasks before are fed first: fresh ones (spares) stay fresh for
         # confirmation runs and step in when a slot frees up
         for w in sorted(self._workers.values(), key=lambda w: w.dispatched == 0):
@@ -731,6 +732,9 @@ class SandboxPool:
             limit = min(self.batch_size, max(1, math.ceil(len(self._queue) / max(1, live))))
             if self.max_tasks_per_worker is not None:
                 limit = min(limit, self.max_tasks_per_worker - w.dispatched)
+            # new keys go to at most `workers` workers, this one (it takes a slot) among them;
+            # otherwise a spare that took the first slot at start-up made a third home
+            serving = {w.wid, *[i for i in ranked if i != w.wid][:self.workers - 1]}
             batch: List[_Pending] = []
             deferred: List[_Pending] = []  # other live workers' affinity keys, put back after
             size = 0
@@ -745,17 +749,18 @@ class SandboxPool:
                     owner = self._affinity.get(key)
                     if owner is None or owner not in live_wids:
                         # a new key goes to the serving worker that holds the fewest
-                        owner = min(serving | {w.wid}, key=lambda i: (self._affinity_load.get(i, 0), i != w.wid))
-                        self._affinity[key] = owner
-                        self._affinity_load[owner] = self._affinity_load.get(owner, 0) + 1
+                        owner = min(serving, key=lambda i: (self._affinity_load.get(i, 0), i != w.wid))
+                        self._assign_key(key, owner)
                     if owner != w.wid:
                         if len(deferred) < _AFFINITY_WINDOW:
                             deferred.append(self._queue.popleft())
                             continue
                         if batch or w.state == _BUSY:
                             break  # enough looking; the owner will take the rest
-                        # nothing of its own in the window: an idle worker helps out (the
-                        # owner keeps the key)
+                        # nothing of its own in the window: an idle worker helps out. The owner
+                        # keeps the key unless it has run nothing yet (no cache of it to keep)
+                        if self._workers[owner].dispatched == 0:
+                            self._assign_key(key, w.wid)
                 if p.future is not None and not p.started:
                     if not p.future.set_running_or_notify_cancel():
                         self._queue.popleft()  # cancelled by its submitter
@@ -777,6 +782,13 @@ class SandboxPool:
                 # it took nothing (what is queued belongs to other workers' keys): the slot stays
                 # free for them; otherwise an owner that is idle too waits for it forever
                 busy -= 1
+
+    def _assign_key(self, key: str, wid: int) -> None:
+        old = self._affinity.get(key)
+        if old is not None and self._affinity_load.get(old, 0) > 0:
+            self._affinity_load[old] -= 1
+        self._affinity[key] = wid
+        self._affinity_load[wid] = self._affinity_load.get(wid, 0) + 1
 
     def _send(self, w: _Worker, batch: List[_Pending]) -> None:
         was_idle = not w.inflight

@@ -66,3 +66,14 @@ def test_an_idle_worker_with_nothing_of_its_own_leaves_the_slot_to_the_owner():
             outs = pool.run([Task(BAD + "sleep_then", (0.0, i), affinity=k) for i, k in enumerate(keys)],
                             timeout=30)
             assert [o.value for o in outs] == list(range(len(keys)))
+
+
+def test_keys_have_no_more_homes_than_slots():
+    """With one slot and two spares, whichever worker starts first takes the slot and every key:
+    a key given to a spare would wait for a slot its owner never gets (this flaked as a third home)."""
+    for _ in range(4):
+        with SandboxPool(preload=(), workers=1, spares=2, timeout=20) as pool:
+            keys = [KEYS[i % 4] for i in range(64)]
+            outs = pool.run([Task(BAD + "sleep_then", (0.001, i), affinity=k) for i, k in enumerate(keys)])
+            homes = {p for by in _pids_by_key(outs, keys).values() for p in by}
+            assert len(homes) == 1, homes
