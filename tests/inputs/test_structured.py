@@ -40,6 +40,21 @@ def test_index_structures_follow_the_target():
     assert cls.dtype == np.int64 and set(np.unique(cls)) <= {0, 1, 2, 3}
 
 
+def test_counts_of_sum_to_the_referenced_count():
+    """A multinomial variate: non-negative integer counts summing to n along the last axis,
+    spread over several categories (largest remainder), whatever the recipe's dtype."""
+    for dtype in ("float32", "int64"):
+        c = structured.apply_array("counts_of:1", _base((5, 4), dtype), {1: 3})
+        assert c.dtype.kind == "i" and c.shape == (5, 4)
+        assert (c >= 0).all() and (c.sum(-1) == 3).all()
+    c = structured.apply_array("counts_of:1", _base((200, 4)), {1: 3})
+    assert (c.max(-1) < 3).any()  # not every trial lands in one category
+    assert (structured.apply_array("counts_of:0", _base((4,)), {0: 0}) == 0).all()
+    assert "counts_of" in structured.INTEGER_STRUCTURES
+    with pytest.raises(ConfigError):
+        structured.check("counts_of", derived=False)  # needs the count's slot
+
+
 def test_derived_literals():
     ctx = {0: np.zeros((2, 3, 4))}
     assert structured.apply_derived("reshape_of:0", ctx) == (4, 3, 2)

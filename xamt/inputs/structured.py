@@ -19,6 +19,8 @@ randomness); derived structures compute a literal from another slot's array:
 ``index_into:<s>``        integers in ``[0, min(shape of s))``: valid along any axis of slot s
 ``index_out_of:<s>``      integers outside that range (deliberately invalid, for the status oracle)
 ``class_of:<s>``          integers in ``[0, v)`` where ``v`` is slot s's integer literal
+``counts_of:<s>``         non-negative integers summing to slot s's integer literal ``n`` along the
+                          last axis (a multinomial variate: counts of n trials per category)
 ``segments_of:<s>``       segment ids ``0, 0, 1, 1, 2 …`` for the rows of slot s: sorted, every
                           segment non-empty (an empty segment's max is -inf in JAX, the dtype's
                           lowest value in TF: a convention, not a finding)
@@ -194,6 +196,27 @@ def _class_of(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray
     return idx.astype(_int_dtype(a))
 
 
+def _counts_of(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
+    value = _target(ctx, arg, "counts_of")
+    try:
+        n = max(int(value), 0)
+    except (TypeError, ValueError):
+        n = max(int(np.asarray(value).size), 0)
+    if a.ndim == 0 or a.size == 0:
+        return np.full(a.shape, n).astype(_int_dtype(a))
+    w = np.nan_to_num(_float_work(a).real, nan=0.0, posinf=0.0, neginf=0.0)
+    # the recipe's values give the shares (softmax), apportioned by largest remainder: every row
+    # sums to n exactly and small counts spread over several categories
+    with np.errstate(all="ignore"):
+        e = np.exp(w - np.max(w, axis=-1, keepdims=True))
+        quota = e / np.sum(e, axis=-1, keepdims=True) * n
+    counts = np.floor(quota)
+    rest = n - np.sum(counts, axis=-1, keepdims=True)
+    order = np.argsort(np.argsort(-(quota - counts), axis=-1, kind="stable"), axis=-1)
+    counts = counts + (order < rest)
+    return counts.astype(_int_dtype(a))
+
+
 def _rows(ctx: dict[int, Any], arg: str | None, name: str) -> int:
     target = np.asarray(_target(ctx, arg, name))
     return int(target.shape[0]) if target.ndim else 1
@@ -243,6 +266,7 @@ ARRAY_STRUCTURES: dict[str, ArrayStructure] = {
     "index_into": _index_into,
     "index_out_of": _index_out_of,
     "class_of": _class_of,
+    "counts_of": _counts_of,
     "segments_of": _segments_of,
 }
 #: derived-literal structures by name (computed from another slot)
@@ -255,9 +279,10 @@ DERIVED_STRUCTURES: dict[str, DerivedStructure] = {
     "segment_count_of": _segment_count_of,
 }
 #: structures whose values must keep an integer dtype (dtype mutations leave them alone)
-INTEGER_STRUCTURES = frozenset({"index_into", "index_out_of", "class_of", "segments_of"})
+INTEGER_STRUCTURES = frozenset({"index_into", "index_out_of", "class_of", "counts_of",
+                                "segments_of"})
 #: structures that read another slot
-REFERENCING = frozenset({"index_into", "index_out_of", "class_of", "segments_of",
+REFERENCING = frozenset({"index_into", "index_out_of", "class_of", "counts_of", "segments_of",
                          *DERIVED_STRUCTURES})
 
 
