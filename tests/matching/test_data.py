@@ -67,3 +67,24 @@ def test_distribution_entries(tmp_path):
         text.replace('params = { concentration = "a" }', 'params = { concentration = "a", rate = "scale" }'))
     with pytest.raises(DataFileError, match="both mapped and fixed"):
         load_matching_data(tmp_path)
+
+
+def test_distribution_variate_and_free_function_names(tmp_path):
+    """`variate` renames the scipy variate (multinomial's x of a mass function); `names` gives a
+    method the name of a free function (Categorical.entropy is scipy.stats.entropy); `skip`
+    keeps layouts and shifted supports out."""
+    data = load_matching_data()
+    assert data.constructed_names["torch.distributions.Multinomial.log_prob"] == "multinomial_logpmf"
+    (mult,) = data.overrides_for("torch.distributions.Multinomial.log_prob")
+    assert mult.map == {"total_count": "n", "probs": "p", "value": "x"}
+    assert data.constructed_names["torch.distributions.Categorical.entropy"] == "entropy"
+    assert data.constructed_names["torch.distributions.Geometric.entropy"] == "geom_entropy"
+    assert data.constructed_names["torch.distributions.Wishart.entropy"] == "wishart_entropy"
+    for skipped in ("Categorical.log_prob", "Dirichlet.log_prob", "Wishart.log_prob"):
+        assert f"torch.distributions.{skipped}" not in data.constructed_names
+    copy_data(tmp_path)
+    text = (tmp_path / "distributions.toml").read_text()
+    (tmp_path / "distributions.toml").write_text(
+        text.replace('skip = ["log_prob", "cdf", "icdf"]', 'skip = ["log_prob"]'))
+    with pytest.raises(DataFileError, match="needs scipy"):
+        load_matching_data(tmp_path)

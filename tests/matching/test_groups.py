@@ -1,6 +1,8 @@
 """Behaviour of matching on the real catalogs of numpy, scipy, torch and jax."""
 import re
 
+import numpy as np
+
 
 def members(group):
     return {m.qualname: m for m in group.members}
@@ -110,10 +112,55 @@ def test_distribution_classes_join_scipy_distribution_methods(groups):
     assert {a.param for a in binom.plan.init_args} >= {"total_count", "probs"}
     assert "torch.distributions.Normal.icdf" in members(groups["x:norm_ppf/stats"])
     assert "torch.distributions.Normal.entropy" in members(groups["x:norm_entropy/stats"])
-    # counting failures (torch) vs trials (scipy): never matched
+    # counting failures (torch) vs trials (scipy): the mass functions never meet; the entropy,
+    # which the shift leaves alone, does
     for key, g in groups.items():
-        if key.startswith("x:geom_"):
+        if key.startswith("x:geom_") and key != "x:geom_entropy/stats":
             assert not any(m.library == "torch" for m in g.members), key
+    assert "torch.distributions.Geometric.entropy" in members(groups["x:geom_entropy/stats"])
+
+
+def test_multivariate_distributions_meet_scipy(groups):
+    """Multinomial, Dirichlet, MultivariateNormal, Wishart and Categorical (s11): renamed
+    parameters, the variate x of a multivariate mass function, layouts kept apart."""
+    mult = groups["x:multinomial_logpmf/stats"]
+    assert {"scipy.stats.multinomial.logpmf", "jax.scipy.stats.multinomial.logpmf",
+            "torch.distributions.Multinomial.log_prob"} <= set(members(mult))
+    slot = {s.name: s.index for s in mult.slots}
+    torch = members(mult)["torch.distributions.Multinomial.log_prob"]
+    assert [(a.param, a.slot) for a in torch.plan.args] == [("value", slot["x"])]
+    init = {a.param: a.slot for a in torch.plan.init_args}
+    assert init["total_count"] == slot["n"] and init["probs"] == slot["p"]
+    for key, scipy_name, torch_name in [
+        ("x:multinomial_entropy/stats", "scipy.stats.multinomial.entropy", "Multinomial.entropy"),
+        ("x:dirichlet_entropy/stats", "scipy.stats.dirichlet.entropy", "Dirichlet.entropy"),
+        ("x:multivariate_normal_entropy/stats", "scipy.stats.multivariate_normal.entropy",
+         "MultivariateNormal.entropy"),
+        ("x:multivariate_normal_logpdf/stats", "scipy.stats.multivariate_normal.logpdf",
+         "MultivariateNormal.log_prob"),
+        ("x:wishart_entropy/stats", "scipy.stats.wishart.entropy", "Wishart.entropy"),
+    ]:
+        assert {scipy_name, f"torch.distributions.{torch_name}"} <= set(members(groups[key])), key
+    # scipy/jax take Dirichlet variates along the first axis, torch along the last
+    assert not any(m.library == "torch" for m in groups["x:dirichlet_logpdf/stats"].members)
+    # scipy.stats.entropy meets Categorical.entropy along the last axis, without qk or base
+    ent = members(groups["x:entropy/stats"])
+    assert "torch.distributions.Categorical.entropy" in ent
+    plan = ent["scipy.stats.entropy"].plan
+    assert {"qk", "base"} <= set(plan.dropped)
+    assert [a.value for a in plan.args if a.param == "axis"] == [-1]
+
+
+def test_multinomial_seed_gives_counts_of_n_trials(groups):
+    """The multinomial groups' seed: integer counts summing to the literal n (jax refuses float
+    counts), probabilities summing to one."""
+    from xamt.inputs import materialise, seed_inputs
+
+    g = groups["x:multinomial_logpmf/stats"]
+    slot = {s.name: s.index for s in g.slots}
+    values = materialise(seed_inputs(g)[0])
+    x, n, p = values[slot["x"]], values[slot["n"]], values[slot["p"]]
+    assert x.dtype.kind == "i" and int(x.sum(-1)) == n and np.isclose(p.sum(-1), 1.0)
 
 
 def test_scalar_like_pivot_input_taken_as_tensor_is_seeded_as_array(groups):

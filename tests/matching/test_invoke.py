@@ -70,6 +70,26 @@ def test_distribution_method_is_constructed_then_called(groups):
                                outs["scipy.stats.norm.logpdf"], rtol=1e-5)
 
 
+@pytest.mark.parametrize("key", [
+    "x:multinomial_logpmf/stats", "x:multinomial_entropy/stats", "x:dirichlet_entropy/stats",
+    "x:multivariate_normal_entropy/stats", "x:wishart_entropy/stats", "x:geom_entropy/stats",
+    "x:entropy/stats",
+])
+def test_multivariate_distribution_members_agree_on_their_seed(groups, key):
+    """The s11 distribution groups: every member, called on the group's seed (the wide
+    variant: every slot a member may take), computes scipy's value."""
+    from xamt.inputs import materialise, variant_inputs
+
+    g = groups[key]
+    seeds = {inp.variant: inp for inp in variant_inputs(g)}
+    values = materialise(seeds.get("wide", seeds["base"]))
+    outs = run(g, values)
+    assert len({name.split(".")[0] for name in outs}) >= 2
+    ref = next(v for k, v in outs.items() if k.startswith("scipy."))
+    for name, out in outs.items():
+        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
 def test_validate_args_makes_out_of_support_a_status():
     """validate_args=True (fixed by distributions.toml): a variate outside the support raises
     instead of computing on an undefined domain."""

@@ -17,6 +17,8 @@ DISTRIBUTIONS = (
     "vonmises", "wrapcauchy",
     # torch.distributions has these too (xamt/data/distributions.toml)
     "f", "genpareto", "halfcauchy", "halfnorm", "invgamma", "lognorm", "weibull_min",
+    # torch.distributions.Wishart's counterpart (s11)
+    "wishart",
 )
 #: the computational methods of a distribution (not rvs/fit/freeze/expect)
 DISTRIBUTION_METHODS = frozenset({

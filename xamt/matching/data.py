@@ -308,13 +308,18 @@ def _distributions(raw: dict[str, Any]) -> tuple[dict[str, str], list[PlanOverri
                         f"[{lib}.methods.{method}] needs {key}")
         for cls, entry in table.get("classes", {}).items():
             what = f"[{lib}.classes.{cls}]"
-            _expect(isinstance(entry.get("scipy"), str), file, f"{what} needs scipy")
+            # method -> canonical name where the counterpart is no scipy distribution's method
+            # (a free function: Categorical.entropy is scipy.stats.entropy)
+            given = _str_map(entry.get("names", {}), file, f"{what}.names")
+            _expect(set(given) <= set(methods), file, f"{what}.names names an unknown method")
             params = _str_map(entry.get("params", {}), file, f"{what}.params")
             fixed = entry.get("fixed", {})
             _expect(isinstance(fixed, dict), file, f"{what}.fixed must be a table")
             _expect(not set(params) & set(fixed), file, f"{what}: a parameter both mapped and fixed")
             skip = set(_str_list(entry.get("skip", []), file, f"{what}.skip"))
             _expect(skip <= set(methods), file, f"{what}.skip names an unknown method")
+            _expect(isinstance(entry.get("scipy"), str) or set(methods) <= skip | set(given),
+                    file, f"{what} needs scipy (or names for every method it does not skip)")
             variate_params = _str_map(entry.get("variate_params", {}), file,
                                       f"{what}.variate_params")
             discrete = bool(entry.get("discrete", False))
@@ -323,9 +328,13 @@ def _distributions(raw: dict[str, Any]) -> tuple[dict[str, str], list[PlanOverri
                 if method in skip:
                     continue
                 api = f"{module}.{cls}.{method}"
-                names[api] = f"{entry['scipy']}_{spec[kind]}"
+                names[api] = given.get(method) or f"{entry['scipy']}_{spec[kind]}"
                 mapping = dict(params)
                 variate = spec.get("discrete_variate" if discrete else "variate")
+                if variate is not None and "variate" in entry:
+                    # a multivariate distribution names its variate x even for a mass function
+                    _expect(isinstance(entry["variate"], str), file, f"{what}.variate must be a string")
+                    variate = entry["variate"]
                 if variate is not None:
                     param = variate_params.get(method, table["variate_param"])
                     mapping[param] = str(variate)
