@@ -16,7 +16,10 @@ What is mined, per object:
   the same library (``torch.nn.functional.relu``), found by name;
 * methods of the classes of ``constructed_namespaces`` (``torch.distributions.Normal.log_prob``,
   kind ``constructed``): the method's parameters as ``params``, the constructor's as
-  ``init_params``;
+  ``init_params``; a namespace ``named_by_class`` yields one record per class, named after it
+  (``keras.initializers.HeNormal``, called through ``__call__``);
+* functions of ``factory_namespaces`` (``jax.nn.initializers.he_normal``) are ``constructed``
+  too: their parameters the constructor's, the declared ``call_params`` the call's;
 * the same object under several public names is one record; the other names are its ``aliases``.
 
 Signatures come from ``inspect.signature``; where it fails (or hides parameters behind
@@ -720,6 +723,8 @@ def mine_library(adapter: LibraryAdapter) -> LibraryCatalog:
 
         for cons in adapter.constructed_namespaces:
             records.extend(_mine_constructed(adapter, cons, foreign, keepalive, notes))
+        for factory in adapter.factory_namespaces:
+            _as_factories(records, factory)
 
     info: dict[str, Any] = {
         "namespaces": list(adapter.namespaces),
@@ -815,7 +820,11 @@ def _mine_constructed(adapter: LibraryAdapter, cons: Any, foreign: Sequence[Any]
     records: list[ApiRecord] = []
     classes = _owned_subclasses(adapter, cons.module, cons.base, foreign, notes, "constructed namespace")
     base = resolve_ref(cons.base) if classes else None
+    by_class: dict[int, ApiRecord] = {}  # named by class: one record per class, other names aliases
     for cls_name, cls in classes:
+        if cons.named_by_class and id(cls) in by_class:
+            by_class[id(cls)].aliases.append(f"{cons.module}.{cls_name}")
+            continue
         init_params, _, _ = extract_signature(cls.__init__, "__init__", method=True, hook=None,
                                               owner=cls_name)
         init_names = {p.name for p in init_params}
@@ -831,15 +840,48 @@ def _mine_constructed(adapter: LibraryAdapter, cons: Any, foreign: Sequence[Any]
                 notes.append(f"{cls_name}.{method}: a parameter named like a constructor's")
                 continue
             keepalive.append(fn)
-            rec = _record(adapter, fn, method, cons.module, f"{cons.module}.{cls_name}.{method}",
-                          f"{cons.module}:{cls_name}.{method}", "constructed", params, source,
-                          overloads, [])
+            if cons.named_by_class:
+                # the class is the API (its docstring says what it computes); no owner: the
+                # record is matched under its own name (xamt/matching/views.py)
+                rec = _record(adapter, cls, cls_name, cons.module, f"{cons.module}.{cls_name}",
+                              f"{cons.module}:{cls_name}.{method}", "constructed", params,
+                              source, overloads, [])
+                by_class[id(cls)] = rec
+            else:
+                rec = _record(adapter, fn, method, cons.module,
+                              f"{cons.module}.{cls_name}.{method}",
+                              f"{cons.module}:{cls_name}.{method}", "constructed", params, source,
+                              overloads, [])
+                rec.owner = cls_name
             if not rec.doc:  # an inherited method's docstring says little; the class's does
                 rec.doc = _getdoc(cls)[:DOC_LIMIT]
-            rec.owner = cls_name
             rec.init_params = init_params
             records.append(rec)
+            if cons.named_by_class:
+                break  # one method: the call (several would need several names)
     return records
+
+
+def _as_factories(records: list[ApiRecord], factory: Any) -> None:
+    """Turn the function records of a factory namespace (see
+    :class:`~xamt.libraries.base.FactoryNamespace`) into ``constructed`` records, in place:
+    the function's parameters become the constructor's, the declared call parameters the API's,
+    and the target calls the built callable (``module:factory.__call__``)."""
+    call_params = [Param(name, kind, default, default is None, annotation)
+                   for name, kind, default, annotation in factory.call_params]
+    if not call_params:
+        return
+    call_names = {p.name for p in call_params}
+    for rec in records:
+        if rec.kind != "function" or rec.namespace != factory.module or rec.sub_api_of:
+            continue
+        if rec.params and rec.params[0].name == call_params[0].name:
+            continue  # already the callable (jax.nn.initializers.zeros(key, shape, dtype))
+        rec.kind = "constructed"
+        rec.target = f"{rec.target}.__call__"
+        rec.init_params = [p for p in rec.params if p.name not in call_names]
+        rec.params = list(call_params)
+        rec.overloads = []
 
 
 def _resolve_namespace(ns: str) -> tuple[Any, str]:
@@ -907,8 +949,12 @@ def miner_fingerprint(adapter: LibraryAdapter) -> str:
                if adapter.keyword_only_namespaces else {}),
             **({"sub_apis": adapter.sub_apis_ref} if adapter.sub_apis_ref else {}),
             **({"constructed": [(c.module, c.base, list(c.methods))
+                                + ((True,) if c.named_by_class else ())
                                 for c in adapter.constructed_namespaces]}
                if adapter.constructed_namespaces else {}),
+            **({"factories": [(f.module, [list(p) for p in f.call_params])
+                              for f in adapter.factory_namespaces]}
+               if adapter.factory_namespaces else {}),
         },
         sort_keys=True,
     )

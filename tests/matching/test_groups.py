@@ -186,3 +186,34 @@ def test_special_functions_are_not_losses_or_samplers(groups):
 def test_pairwise_distances_meet_scipy(groups):
     assert {"torch.cdist", "scipy.spatial.distance.cdist"} <= set(members(groups["x:cdist/distance"]))
     assert {"torch.pdist", "scipy.spatial.distance.pdist"} <= set(members(groups["x:pdist/distance"]))
+
+
+def test_standard_samplers_meet_their_plain_names(groups):
+    """numpy's standard_cauchy / standard_t are jax's cauchy / t; numpy's weibull(a) is the
+    standard (scale 1) weibull_min, so jax's scale is fixed and a is its concentration."""
+    assert {"numpy.random.standard_cauchy", "jax.random.cauchy"} <= set(members(groups["x:cauchy/random"]))
+    assert {"numpy.random.standard_t", "jax.random.t"} <= set(members(groups["x:t/random"]))
+    g = groups["x:weibull_min/random"]
+    jax_args = {a.param: a for a in members(g)["jax.random.weibull_min"].plan.args}
+    slot = {s.name: s.index for s in g.slots}
+    assert jax_args["scale"].slot is None and jax_args["scale"].value == 1.0
+    assert jax_args["concentration"].slot == slot["a"]
+    assert all(grp.equivalence == "status" for grp in (g, groups["x:t/random"]))
+
+
+def test_deterministic_names_of_a_status_only_category(data):
+    """An initializer of zeros/ones/a constant computes a fixed value: value-compared."""
+    assert "init" in data.status_only_categories
+    assert {"zeros", "ones", "constant"} <= data.deterministic_names["init"]
+    assert "normal" not in data.deterministic_names["init"]
+
+
+def test_a_deterministic_name_makes_its_status_only_group_value_compared(catalogs, data):
+    import dataclasses
+
+    from xamt.matching.engine import match
+
+    marked = dataclasses.replace(data, deterministic_names={"random": frozenset({"cauchy"})})
+    got = {g.key: g for g in match(catalogs, marked).groups}
+    assert got["x:cauchy/random"].equivalence == "value"
+    assert got["x:t/random"].equivalence == "status"

@@ -18,8 +18,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-__all__ = ["MethodOwner", "ClassNamespace", "ConstructedNamespace", "LibraryAdapter", "ParamSpec",
-           "DTYPE_NAMES", "same_dtype_names"]
+__all__ = ["MethodOwner", "ClassNamespace", "ConstructedNamespace", "FactoryNamespace",
+           "LibraryAdapter", "ParamSpec", "DTYPE_NAMES", "same_dtype_names"]
 
 #: numpy dtype names Xamt speaks; an adapter maps its own dtype names onto these.
 DTYPE_NAMES = (
@@ -75,6 +75,27 @@ class ConstructedNamespace:
     module: str
     base: str
     methods: tuple[str, ...]
+    #: the class *is* the API, called through its one method (a keras initializer:
+    #: ``HeNormal(seed=1)(shape, dtype)`` through ``__call__``): the record is named after the
+    #: class (``keras.initializers.HeNormal``, matched as ``he_normal``), not ``Class.method``
+    named_by_class: bool = False
+
+
+@dataclass(frozen=True)
+class FactoryNamespace:
+    """A module whose functions build the callable that computes (``jax.nn.initializers.
+    he_normal(in_axis=-2)`` returns ``init(key, shape, dtype)``).
+
+    Each such function is mined as a ``constructed`` API named after the function: its own
+    parameters are the constructor's (``init_params``), ``call_params`` (the returned callable's
+    signature, which inspection cannot see before the factory runs) are the call's. A factory
+    parameter named like a call parameter (``dtype``: the default of the call's) is left to the
+    call. A function of the module whose first parameter is already the call's first
+    (``jax.nn.initializers.zeros(key, shape, dtype)``) is a ready callable and stays a function.
+    """
+
+    module: str
+    call_params: tuple[ParamSpec, ...]
 
 
 @dataclass(frozen=True)
@@ -96,6 +117,8 @@ class LibraryAdapter:
     class_namespaces: tuple[ClassNamespace, ...] = ()
     #: modules whose classes' methods are mined as constructed APIs (torch.distributions)
     constructed_namespaces: tuple[ConstructedNamespace, ...] = ()
+    #: modules whose functions are factories of the computing callable (jax.nn.initializers)
+    factory_namespaces: tuple[FactoryNamespace, ...] = ()
     #: public names never mined: a ``qualname``, a prefix ending in ``.`` (``numpy.testing.``),
     #: or a glob pattern with ``*`` (``tensorflow.raw_ops.*Grad``)
     exclude: frozenset[str] = frozenset()

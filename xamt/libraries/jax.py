@@ -5,7 +5,8 @@ import functools
 from typing import Any
 
 from xamt.libraries._compile import compiled_call
-from xamt.libraries.base import LibraryAdapter, MethodOwner, resolve_ref, same_dtype_names
+from xamt.libraries.base import (FactoryNamespace, LibraryAdapter, MethodOwner, resolve_ref,
+                                 same_dtype_names)
 
 __all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "prng_key", "devices", "place", "device_scope",
            "call_compiled", "ufunc_methods"]
@@ -143,6 +144,13 @@ def adapter() -> LibraryAdapter:
             *(f"jax.scipy.stats.{d}" for d in _STATS_DISTRIBUTIONS),
         ),
         qualified_parents=("jax.scipy.stats",),
+        # jax.nn.initializers.he_normal(in_axis=...) builds init(key, shape, dtype): called as
+        # he_normal(**config)(key, shape, dtype) (zeros/ones are such init functions themselves)
+        factory_namespaces=(FactoryNamespace("jax.nn.initializers", (
+            ("key", "positional_or_keyword", None, "Array"),
+            ("shape", "positional_or_keyword", None, "Sequence[int]"),
+            ("dtype", "positional_or_keyword", "None", "DTypeLike | None"),
+        )),),
         own_modules=("jax", "jaxlib"),
         from_numpy_ref="xamt.libraries.jax:from_numpy",
         to_numpy_ref="xamt.libraries.jax:to_numpy",

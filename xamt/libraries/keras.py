@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from xamt.libraries.base import ClassNamespace, LibraryAdapter, same_dtype_names
+from xamt.libraries.base import (ClassNamespace, ConstructedNamespace, LibraryAdapter,
+                                 same_dtype_names)
 
 __all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "backend_name", "DEFAULT_BACKEND"]
 
@@ -60,6 +61,12 @@ def adapter() -> LibraryAdapter:
             ClassNamespace("keras.layers", "keras:Layer", "call"),
             ClassNamespace("keras.losses", "keras.losses:Loss", "call"),
         ),
+        # initializers are configured objects called on (shape, dtype): HeNormal(seed=1)(shape),
+        # matched with jax.nn.initializers' factories under the class's name
+        constructed_namespaces=(ConstructedNamespace(
+            "keras.initializers", "keras.initializers:Initializer", ("__call__",),
+            named_by_class=True,
+        ),),
         environment={"KERAS_BACKEND": DEFAULT_BACKEND, "TF_CPP_MIN_LOG_LEVEL": "2"},
         pivot_rank=45,
         version_tag_ref="xamt.libraries.keras:backend_name",

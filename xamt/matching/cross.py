@@ -262,7 +262,9 @@ def cross_library_groups(index: ViewIndex, data: MatchingData) -> tuple[list[Can
             lossy = any(c.lossy for v in comp_views for c in v.canonicals() if c.name == canonical)
             groups.append(CandidateGroup(
                 key=key, relation="cross_library", category=category, canonical=canonical,
-                equivalence="status" if category in data.status_only_categories else "value",
+                equivalence=("status" if category in data.status_only_categories
+                             and canonical not in data.deterministic_names.get(category, ())
+                             else "value"),
                 confidence=confidence,
                 band=band(confidence, data.confidence["high"], data.confidence["medium"]),
                 slots=slots, members=planned, pivot=pivot.qualname, lossy=lossy,

@@ -107,6 +107,9 @@ class MatchingData:
     #: (``norm_logpdf``), from distributions.toml; a constructed API without one matches nothing
     constructed_names: dict[str, str] = field(default_factory=dict)
     fingerprint: str = field(default="")
+    #: category -> canonical names in it that compute a fixed value (an initializer's zeros):
+    #: value-compared although the category is status-only (categories.toml [deterministic])
+    deterministic_names: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def homonym_for(self, qualname: str, canonical: str) -> Homonym | None:
         for h in self.homonyms:
@@ -138,6 +141,11 @@ def _str_map(value: Any, file: str, what: str) -> dict[str, str]:
     _expect(isinstance(value, dict), file, f"{what} must be a table")
     for k, v in value.items():
         _expect(isinstance(v, str), file, f"{what}.{k} must be a string, got {v!r}")
+    return dict(value)
+
+
+def _table(value: Any, file: str, what: str) -> dict[str, Any]:
+    _expect(isinstance(value, dict), file, f"{what} must be a table")
     return dict(value)
 
 
@@ -262,6 +270,10 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
         hard_categories=hard, soft_categories=soft, excluded_categories=excluded,
         status_only_categories=frozenset(_str_list(cat.get("status_only", []), "categories.toml",
                                                    "status_only")),
+        deterministic_names={
+            str(c): frozenset(_str_list(names, "categories.toml", f"deterministic.{c}"))
+            for c, names in _table(cat.get("deterministic", {}), "categories.toml",
+                                   "[deterministic]").items()},
         category_namespaces_first=tuple(namespaces_first),
         category_overrides=tuple(overrides), category_namespaces=tuple(namespaces),
         category_terms=terms,

@@ -117,12 +117,14 @@ def _view(record: ApiRecord, data: MatchingData,
         raw_name = inplace_of
     if record.qualifier:
         raw_name = f"{record.qualifier}_{raw_name}"
-    if record.kind == "constructed":
+    if record.kind == "constructed" and record.owner:
         # a constructed API (Normal(...).log_prob) matches only under the name a data file gives
         # it (distributions.toml: norm_logpdf); otherwise a dotted name no other API can have
         given = data.constructed_names.get(record.qualname)
         canonical = Canonical(given or f"{snake(record.owner or '')}.{snake(raw_name)}")
     else:
+        # functions, methods, and constructed APIs named after their class or factory
+        # (keras.initializers.HeNormal, jax.nn.initializers.he_normal): their own name
         canonical = canonical_name(raw_name, data, record.library, record.namespace)
     extra: list[Canonical] = []
     for alias in record.aliases:
