@@ -22,6 +22,21 @@ def test_run_members_in_process(adapters):
     assert again[0][1].shape == ()
 
 
+def test_fixed_sequence_arrives_as_a_tuple(adapters):
+    """An override's fixed axis = [-2, -1] travels as a JSON list; numpy.linalg.norm takes its
+    axes only as a tuple (a list raises TypeError)."""
+    from xamt.matching.model import ArgSpec
+
+    m = member("numpy", "numpy.linalg.norm", "numpy.linalg:norm", [(0, "x", 0, None, True)])
+    m.plan.args += [ArgSpec(slot=None, param="ord", keyword="ord", value="nuc"),
+                    ArgSpec(slot=None, param="axis", keyword="axis", value=[-2, -1],
+                            transform="tuple")]
+    x = np.arange(18.0).reshape(2, 3, 3)
+    out = run_members([member_spec(m, adapters)], {0: x}, {})
+    assert out[0][0] == "ok", out[0]
+    assert np.allclose(out[0][1], np.linalg.norm(x, "nuc", axis=(-2, -1)))
+
+
 def test_bind_errors_are_skips_not_library_errors(adapters):
     m = member("numpy", "numpy.add", "numpy:add", [(0, "x", 0, None, True), (1, "y", 1, None, False)])
     # slot 0 missing but slot 1 given: a positional gap the plan cannot fill

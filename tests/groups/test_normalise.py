@@ -24,6 +24,8 @@ def test_named_normalisers():
     vals, idx = np.array([3.0, 1.0]), np.array([0, 1])
     assert normalise((vals, idx), "first") is vals
     assert normalise(vals, "first") is vals  # not a tuple: unchanged
+    assert normalise((vals, idx), "second") is idx  # fresnel's (S, C) -> C
+    assert normalise(vals, "second") is vals and normalise((vals,), "second") == (vals,)
     u, s, vh = np.ones((3, 3)), np.array([3.0, 1.0, 2.0]), np.ones((3, 3))
     assert normalise((u, s, vh), "min_ndim") is s
     assert normalise((u, s, vh), "min_ndim|sort").tolist() == [1.0, 2.0, 3.0]
@@ -44,6 +46,8 @@ def test_rules_and_errors(tmp_path):
     assert rules.for_group("svd", "linalg", [])[0] == "min_ndim"
     assert rules.for_group("cross_entropy", "loss", [])[0] == "mean"
     assert rules.for_group("sin", "generic", [])[0] == "none"
+    assert rules.for_group("fresnel_cos", "generic", [])[0] == "second"
+    assert rules.for_group("airy_ai", "generic", [])[0] == "first"
     with pytest.raises(DataFileError):
         check_name("first|banana")
     bad = tmp_path / "n.toml"

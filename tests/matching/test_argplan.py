@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 
 from xamt.catalog import Param
@@ -182,3 +184,40 @@ def test_key_is_a_prng_key_only_in_samplers(data):
     params = [P("query"), P("key"), P("value")]
     assert [i.role for i in inputs_of(params, data, category="random")][1] == "prng_key"
     assert [i.role for i in inputs_of(params, data, category="nn")][1] != "prng_key"
+
+
+def _override(**kw):
+    from xamt.matching.data import PlanOverride
+
+    base = dict(apis=("lib.dist",), map={}, defaults={}, fixed={}, fixed_dtype={}, drop=(),
+                reason="")
+    base.update(kw)
+    return PlanOverride(**base)
+
+
+def test_override_scoped_to_canonicals_applies_only_in_those_groups(data):
+    """torch.dist with p fixed to 1 is the city-block distance: the fixed p must not leak into
+    the Minkowski group, where p is the group's slot."""
+    scoped = _override(fixed={"p": 1}, canonicals=("cityblock",))
+    assert scoped.matches("lib.dist", "cityblock")
+    assert not scoped.matches("lib.dist", "minkowski") and not scoped.matches("lib.dist")
+    assert _override().matches("lib.dist", "anything") and _override().matches("lib.dist")
+    data2 = dataclasses.replace(data, overrides=(*data.overrides, scoped))
+    assert scoped in data2.overrides_for("lib.dist", "cityblock")
+    assert scoped not in data2.overrides_for("lib.dist", "minkowski")
+    assert scoped not in data2.overrides_for("lib.dist")
+
+
+def test_fixed_parameter_of_the_member_is_fed_by_no_slot(data):
+    """scipy.special.spherical_jn(n, z) with n fixed to 0 is torch's spherical_bessel_j0(input):
+    even as the pivot (whose n is a slot), n is given 0 in its own place, never the slot."""
+    jn = inputs_of([P("n"), P("z"), P("derivative", default="False")], data)
+    ov = _override(apis=("scipy.special.spherical_jn",), fixed={"n": 0})
+    plan, _ = plan_for(jn, jn, data, [ov], identity=True)
+    args = by_param(plan)
+    assert args["n"].slot is None and args["n"].value == 0 and args["n"].position == 0
+    assert plan.complete and 0 not in plan.slots()
+    assert plan.bind({0: 7, 1: "Z"}) == ([0, "Z"], {})
+    j0 = inputs_of([P("input")], data)
+    plan, _ = plan_for(j0, jn, data, [ov])
+    assert plan.complete and plan.bind({0: "X"}) == ([0, "X"], {})

@@ -217,3 +217,36 @@ def test_a_deterministic_name_makes_its_status_only_group_value_compared(catalog
     got = {g.key: g for g in match(catalogs, marked).groups}
     assert got["x:cauchy/random"].equivalence == "value"
     assert got["x:t/random"].equivalence == "status"
+def _fixed(member):
+    return {a.param: a.value for a in member.plan.args if a.slot is None}
+
+
+def test_a_fixed_argument_applies_only_in_its_group(groups):
+    """torch.dist is the Minkowski distance (p a slot) and, with p fixed, the city-block and
+    Chebyshev distances; numpy.linalg.norm keeps its ord slot in the norm group and is the
+    nuclear norm with ord='nuc' fixed (argument_plans.toml entries scoped by `canonicals`)."""
+    mink = members(groups["x:minkowski/distance"])
+    assert {"torch.dist", "scipy.spatial.distance.minkowski"} <= set(mink)
+    assert "p" not in _fixed(mink["torch.dist"])
+    assert any(a.param == "p" and a.slot is not None for a in mink["torch.dist"].plan.args)
+    assert _fixed(members(groups["x:cityblock/distance"])["torch.dist"])["p"] == 1
+    assert _fixed(members(groups["x:chebyshev/distance"])["torch.Tensor.dist"])["p"] == float("inf")
+    nuc = members(groups["x:nuclear_norm/linalg"])
+    assert {"torch.nuclear_norm", "numpy.linalg.norm", "jax.numpy.linalg.norm"} <= set(nuc)
+    assert _fixed(nuc["numpy.linalg.norm"]) == {"ord": "nuc", "axis": [-2, -1]}
+    axis = next(a for a in nuc["numpy.linalg.norm"].plan.args if a.param == "axis")
+    assert axis.transform == "tuple"  # numpy takes the axes only as a tuple
+    assert "ord" not in _fixed(members(groups["x:norm/linalg"])["numpy.linalg.norm"])
+    assert _fixed(members(groups["x:pinvh/linalg"])["numpy.linalg.pinv"]) == {"hermitian": True}
+    assert "hermitian" not in _fixed(members(groups["x:pinv/linalg"])["numpy.linalg.pinv"])
+
+
+def test_special_functions_meet_through_a_fixed_order_or_an_output(groups):
+    j0 = members(groups["x:spherical_bessel_j0/generic"])
+    assert _fixed(j0["scipy.special.spherical_jn"]) == {"n": 0, "derivative": False}
+    assert "torch.special.spherical_bessel_j0" in j0
+    airy = groups["x:airy_ai/generic"]
+    assert {"scipy.special.airy", "torch.special.airy_ai"} <= set(members(airy))
+    assert {"scipy.special.bernoulli", "jax.scipy.special.bernoulli"} <= set(
+        members(groups["x:bernoulli_numbers/generic"]))
+    assert {"torch.ormqr", "jax.lax.linalg.ormqr"} <= set(members(groups["x:ormqr/generic"]))

@@ -80,6 +80,11 @@ class _Prepared:
                         specs[i] = dataclasses.replace(arg, value=self.key_fn(arg.value))
             self.key_slots = frozenset(a.slot for a in member.plan.args + member.plan.init_args
                                        if a.slot is not None and a.transform == "prng_key")
+        # fixed sequences (an override's axis = [-2, -1]) arrive as JSON lists: tuples again
+        for specs in (member.plan.args, member.plan.init_args):
+            for i, arg in enumerate(specs):
+                if arg.slot is None and arg.transform == "tuple" and isinstance(arg.value, list):
+                    specs[i] = dataclasses.replace(arg, value=tuple(arg.value))
         self.member = member
         # slots this member takes as a sequence (jax.lax.reduce_sum's axes): a scalar is wrapped
         self.tuple_slots = frozenset(a.slot for a in member.plan.args + member.plan.init_args

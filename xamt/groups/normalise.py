@@ -11,6 +11,8 @@ Two stages, both pure numpy (they run in sandbox workers and in the parent alike
 ========================  =================================================================
 ``none``                  as is
 ``first``                 a tuple's first element (values of sort / topk / mode / max(dim))
+``second``                a tuple's second element (the cosine integral C of fresnel's (S, C)
+                          next to a function returning C alone)
 ``min_ndim``              the tuple element of least rank (singular values of svd,
                           eigenvalues of eig/eigh)
 ``sort``                  sorted along the last axis (complex: by real, then imaginary part)
@@ -117,6 +119,10 @@ def _first(v: Any) -> Any:
     return v[0] if isinstance(v, tuple) and v else v
 
 
+def _second(v: Any) -> Any:
+    return v[1] if isinstance(v, tuple) and len(v) > 1 else v
+
+
 def _min_ndim(v: Any) -> Any:
     if not isinstance(v, tuple) or not v:
         return v
@@ -204,6 +210,7 @@ def _ravel(a: Any) -> Any:
 NORMALISERS: dict[str, Callable[[Any], Any]] = {
     "none": lambda v: v,
     "first": _first,
+    "second": _second,
     "min_ndim": _min_ndim,
     "sort": _map(lambda a: _sort_array(a, False)),
     "sort_flat": _map(lambda a: _sort_array(a, True)),

@@ -138,6 +138,12 @@ def _spec(slot: int | None, inp: Input, transform: str | None, sim: float) -> Ar
                    similarity=sim)
 
 
+def _fixed_transform(value: Any) -> str | None:
+    """A fixed list (``axis = [-2, -1]`` in a data file) is passed as a tuple: plans travel as
+    JSON, which has no tuples, and ``numpy.linalg.norm`` takes its axes only as one."""
+    return "tuple" if isinstance(value, (list, tuple)) else None
+
+
 def _fixed_spec(inp: Input, role: str, data: MatchingData) -> ArgSpec:
     """A member input given ``role``'s fixed value (roles.toml [fixed]) with the role's
     transform, where the input sits in the call (positionally when it is required)."""
@@ -210,7 +216,17 @@ def plan_for(
                     dropped.append(param)
         defaults.update(ov.defaults)
         for kw, value in ov.fixed.items():
-            extra.append(ArgSpec(slot=None, param=kw, keyword=kw, value=value))
+            j = next((k for k, inp in enumerate(member) if inp.name == kw), None)
+            if j is None:
+                extra.append(ArgSpec(slot=None, param=kw, keyword=kw, value=value,
+                                     transform=_fixed_transform(value)))
+                continue
+            # the member's own parameter: no slot feeds it any more (a fixed order n=0 is not the
+            # group's n), and it is passed where the member takes it (positionally if required)
+            pairs.pop(j, None)
+            spec = _spec(None, member[j], _fixed_transform(value), 0.0)
+            spec.value, spec.required = value, member[j].required
+            extra.append(spec)
         for kw, dtype_name in ov.fixed_dtype.items():
             extra.append(ArgSpec(slot=None, param=kw, keyword=kw, value=dtype_name,
                                  transform="dtype"))

@@ -85,22 +85,24 @@ def pair_confidence(a: ApiView, b: ApiView, data: MatchingData, same_name: bool 
     return PairScore(min(1.0, base + doc), name, category, role, arity, doc)
 
 
-def plans_compatible(a: ApiView, b: ApiView, data: MatchingData) -> bool:
+def plans_compatible(a: ApiView, b: ApiView, data: MatchingData,
+                     canonical: str | None = None) -> bool:
     """DeepREL's acceptance rule: the optimal argument assignment leaves no required input of
     either API unmatched, in both directions (over each API's overloads).
 
     A constructed API named by a data file (distributions.toml) has its plan given there, in
     one direction only (its parameters onto the other's): that plan must be complete.
+    ``canonical`` (the loose group's name) selects the overrides scoped to it.
     """
     if b.qualname in data.constructed_names:
         a, b = b, a
     if a.qualname in data.constructed_names:
-        plan, _ = best_plan(b.inputs, a.candidate_inputs(), data, data.overrides_for(a.qualname))
+        plan, _ = best_plan(b.inputs, a.candidate_inputs(), data, data.overrides_for(a.qualname, canonical))
         return plan.complete
-    ab, _ = best_plan(a.inputs, b.candidate_inputs(), data, data.overrides_for(b.qualname))
+    ab, _ = best_plan(a.inputs, b.candidate_inputs(), data, data.overrides_for(b.qualname, canonical))
     if not ab.complete:
         return False
-    ba, _ = best_plan(b.inputs, a.candidate_inputs(), data, data.overrides_for(a.qualname))
+    ba, _ = best_plan(b.inputs, a.candidate_inputs(), data, data.overrides_for(a.qualname, canonical))
     return ba.complete
 
 
@@ -154,8 +156,12 @@ def constructed_plan(plan: ArgumentPlan, init_names: set[str]) -> ArgumentPlan:
     return dataclasses.replace(plan, args=args, init_args=init_args)
 
 
-def members_and_slots(views: list[ApiView], data: MatchingData, *, call_of=None, via_of=None):
+def members_and_slots(views: list[ApiView], data: MatchingData, *, call_of=None, via_of=None,
+                      canonical: str | None = None):
     """Pivot, slots and planned members for a set of views (shared by intra-library relations).
+
+    ``canonical`` is the cross-library group's name: overrides scoped to it apply (intra-library
+    relations pass none).
 
     ``call_of(view)`` and ``via_of(view)`` choose each member's call style and helper; the
     default calls functions as functions and methods on their receiver.
@@ -168,7 +174,7 @@ def members_and_slots(views: list[ApiView], data: MatchingData, *, call_of=None,
     mismatch_all: dict[int, bool] = {}
     as_tensor: set[int] = set()  # slots some member takes as a tensor under a compatible role
     for v in ordered:
-        overrides = data.overrides_for(v.qualname)
+        overrides = data.overrides_for(v.qualname, canonical)
         if v is pivot:
             plan, mismatch = plan_for(pivot_inputs, v.inputs, data, overrides, identity=True)
         else:
@@ -240,7 +246,7 @@ def cross_library_groups(index: ViewIndex, data: MatchingData) -> tuple[list[Can
             scores[(i, j)] = s.confidence
             empty = not a.core_roles or not b.core_roles
             if (s.confidence >= g["edge_confidence"] or s.role >= g["edge_role"]
-                    or (empty and s.arity >= g["edge_arity"]) or plans_compatible(a, b, data)):
+                    or (empty and s.arity >= g["edge_arity"]) or plans_compatible(a, b, data, canonical)):
                 uf.union(i, j)
         comps: dict[int, list[int]] = defaultdict(list)
         for i in range(len(members)):
@@ -257,7 +263,7 @@ def cross_library_groups(index: ViewIndex, data: MatchingData) -> tuple[list[Can
             categories = (Counter(v.category for v in comp_views if not v.secondary)
                           or Counter(v.category for v in comp_views))
             category = categories.most_common(1)[0][0]
-            pivot, slots, planned = members_and_slots(comp_views, data)
+            pivot, slots, planned = members_and_slots(comp_views, data, canonical=canonical)
             key = f"x:{canonical}/{category}" + (f"#{n}" if len(parts) > 1 else "")
             lossy = any(c.lossy for v in comp_views for c in v.canonicals() if c.name == canonical)
             groups.append(CandidateGroup(

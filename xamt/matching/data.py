@@ -54,8 +54,17 @@ class PlanOverride:
     #: member parameter -> role: passed that role's fixed value (roles.toml [fixed]) converted
     #: by the role's transform (TF's stateless samplers take their seed as a PRNG key)
     fixed_as: dict[str, str] = field(default_factory=dict)
+    #: canonical names of the cross-library groups the entry is scoped to (empty: every plan of
+    #: the API): an API that is a member of several groups (``torch.dist`` is the Minkowski
+    #: distance and, with ``p`` fixed to 1, the city-block one) takes the fixed argument only in
+    #: the group that needs it
+    canonicals: tuple[str, ...] = ()
 
-    def matches(self, qualname: str) -> bool:
+    def matches(self, qualname: str, canonical: str | None = None) -> bool:
+        """Whether the entry applies to ``qualname`` planned in a group named ``canonical``
+        (None: outside any cross-library group, where only unscoped entries apply)."""
+        if self.canonicals and canonical not in self.canonicals:
+            return False
         return any(qualname.startswith(a[:-1]) if a.endswith("*") else qualname == a
                    for a in self.apis)
 
@@ -117,8 +126,10 @@ class MatchingData:
                 return h
         return None
 
-    def overrides_for(self, qualname: str) -> list[PlanOverride]:
-        return [o for o in self.overrides if o.matches(qualname)]
+    def overrides_for(self, qualname: str, canonical: str | None = None) -> list[PlanOverride]:
+        """The plan overrides of ``qualname`` in a group of canonical name ``canonical``
+        (unscoped entries always; entries scoped by ``canonicals`` only in their groups)."""
+        return [o for o in self.overrides if o.matches(qualname, canonical)]
 
 
 def _read(folder: Path, name: str) -> dict[str, Any]:
@@ -251,6 +262,8 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
             drop=tuple(_str_list(entry.get("drop", []), "argument_plans.toml", f"#{i}.drop")),
             reason=str(entry.get("reason", "")),
             fixed_as=_str_map(entry.get("fixed_as", {}), "argument_plans.toml", f"#{i}.fixed_as"),
+            canonicals=tuple(_str_list(entry.get("canonicals", []), "argument_plans.toml",
+                                       f"#{i}.canonicals")),
         ))
 
     names, dist_overrides = _distributions(raw["distributions.toml"])
