@@ -151,6 +151,7 @@ key = "x:norm/generic"
 normalise = "mean"
 tolerance = {{ float32 = [1e-2, 1e-3] }}
 note = "compared by the mean"
+max_rank = 2
 reason = "test"
 
 [[member]]
@@ -175,6 +176,7 @@ reason = "documented default differs"
     norm = groups["x:norm/generic"]
     assert norm.normalisation == "mean" and norm.tolerance == {"float32": [1e-2, 1e-3]}
     assert "compared by the mean" in norm.annotations
+    assert norm.max_rank == 2 and groups["x:pin/generic"].max_rank is None  # stored, read back
     mem = groups["x:mem/generic"]
     assert "numpy.absolute" not in {m.qualname for m in mem.members if m.library == "numpy"}
     assert any(i.reason == "annotated" and i.qualname == "numpy.absolute" for _, i in mem.rejected)

@@ -68,3 +68,21 @@ def test_mutation_is_deterministic_for_a_seeded_rng():
 def test_empty_input():
     g = _binary_axis_group()
     assert mutate(g, GroupInput({}), np.random.default_rng(0)) == (GroupInput({}), "none")
+
+
+def test_a_group_max_rank_bounds_the_data_arrays():
+    """A registered group's max_rank (a registry annotation) bounds the ranks reshapes draw."""
+    import types
+
+    g = _binary_axis_group()
+    inp = seed_inputs(g)[0]
+    rng = np.random.default_rng(11)
+    ranks = {len(r.shape) for _ in range(200) for r in mutate(g, inp, rng)[0][0].all_recipes()}
+    assert max(ranks) > 2  # unbounded, reshapes reach rank 3 and 4
+    bounded = types.SimpleNamespace(slots=g.slots, max_rank=2)
+    cur, rng, ops = inp, np.random.default_rng(11), set()
+    for _ in range(300):
+        cur, op = mutate(bounded, cur, rng, p_invalid=0.2)
+        ops.add(op)
+        assert all(len(r.shape) <= 2 for s in (0, 1) for r in cur[s].all_recipes())
+    assert any(op.endswith("reshape") for op in ops)  # reshapes still happen, within the bound

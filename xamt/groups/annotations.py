@@ -2,7 +2,7 @@
 (``validation.toml``).
 
 :func:`load_annotations` returns :class:`Annotations`: per candidate-group key, a
-:class:`GroupAnnotation` (exclude, pin, normaliser, tolerance, note) and member-level
+:class:`GroupAnnotation` (exclude, pin, normaliser, tolerance, note, max_rank) and member-level
 :class:`MemberAnnotation` s (a known intended difference: exclude that member with the reason, or
 keep it and show the note). :func:`load_settings` reads the build settings.
 """
@@ -42,6 +42,7 @@ class GroupAnnotation:
     normalise: str | None = None
     tolerance: dict[str, tuple[float, float]] = field(default_factory=dict)
     note: str | None = None
+    max_rank: int | None = None
     member_notes: list[MemberAnnotation] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -57,6 +58,8 @@ class GroupAnnotation:
             data["tolerance"] = {k: list(v) for k, v in self.tolerance.items()}
         if self.note:
             data["note"] = self.note
+        if self.max_rank is not None:
+            data["max_rank"] = self.max_rank
         if self.member_notes:
             data["member_notes"] = [m.to_json() for m in self.member_notes]
         return data
@@ -95,7 +98,7 @@ def load_annotations(path: str | Path | None = None) -> Annotations:
     if unknown:
         raise DataFileError(f"{where}: unknown section(s) {sorted(unknown)}; expected [[group]], [[member]]")
     groups: dict[str, GroupAnnotation] = {}
-    allowed = {"key", "reason", "exclude", "pin", "members", "normalise", "tolerance", "note"}
+    allowed = {"key", "reason", "exclude", "pin", "members", "normalise", "tolerance", "note", "max_rank"}
     for i, raw in enumerate(data.get("group", [])):
         label = f"{where} [[group]] #{i + 1}"
         extra = set(raw) - allowed
@@ -112,6 +115,10 @@ def load_annotations(path: str | Path | None = None) -> Annotations:
         ann.normalise = check_name(raw["normalise"]) if raw.get("normalise") else None
         ann.tolerance = _tolerance(raw["tolerance"], label) if "tolerance" in raw else {}
         ann.note = raw.get("note")
+        rank = raw.get("max_rank")
+        if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 0):
+            raise DataFileError(f"{label}: max_rank must be a non-negative integer, got {rank!r}")
+        ann.max_rank = rank
     for i, raw in enumerate(data.get("member", [])):
         label = f"{where} [[member]] #{i + 1}"
         extra = set(raw) - {"key", "api", "reason", "action"}

@@ -115,6 +115,8 @@ class RegisteredGroup:
     annotations: list[str] = field(default_factory=list)
     evidence: dict[str, Any] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
+    #: the highest rank fuzzing gives the data arrays (a convention only low ranks share)
+    max_rank: int | None = None
 
     # -- views ---------------------------------------------------------------------------------
     @property
@@ -163,6 +165,7 @@ class RegisteredGroup:
             "tolerance": self.tolerance, "seeds": self.seeds, "variant": self.variant,
             "pinned": self.pinned, "excluded": self.excluded, "annotations": list(self.annotations),
             "evidence": self.evidence, "versions": dict(self.versions),
+            **({"max_rank": self.max_rank} if self.max_rank is not None else {}),
         }
 
     @classmethod
@@ -182,7 +185,7 @@ class RegisteredGroup:
             variant=data.get("variant", ""), band=data.get("band", "low"),
             pinned=bool(data.get("pinned", False)), excluded=bool(data.get("excluded", False)),
             annotations=list(data.get("annotations", [])), evidence=dict(data.get("evidence", {})),
-            versions=dict(data.get("versions", {})),
+            versions=dict(data.get("versions", {})), max_rank=data.get("max_rank"),
         )
 
 

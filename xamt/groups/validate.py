@@ -632,7 +632,7 @@ class _Validator:
             tolerance={k: list(v) for k, v in (self.ann.tolerance.items() if self.ann else [])},
             seeds=seeds, variant=ev.input.variant if ev is not None else "", band=group.band,
             pinned=pinned, excluded=excluded, annotations=annotations, evidence=evidence,
-            versions=dict(self.ctx.versions),
+            versions=dict(self.ctx.versions), max_rank=self.ann.max_rank if self.ann else None,
         )
 
 

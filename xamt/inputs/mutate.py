@@ -36,6 +36,7 @@ _FLOAT_ROLES = frozenset({"scalar", "bound", "probability", "initial"})
 _SCALARS = (0.0, 0.5, -0.5, 1.0, -1.0, 2.0, 1e-3, 1e3, -1e3, 1e-30, 3.0e38)
 _PROBABILITIES = (0.0, 0.1, 0.5, 0.9, 1.0)
 _SMALL_INTS = (0, 1, 2, 3, 4, 5)
+_RANK_TRIES = 16
 
 
 def _role(group: Any, slot: int) -> str:
@@ -224,10 +225,25 @@ def mutate(group: Any, inp: GroupInput, rng: np.random.Generator, *,
 
     ``group`` supplies slot roles (a candidate or registered group); ``dtypes`` are the dtypes
     array mutations draw from (those the members accept); with probability ``p_invalid`` an
-    invalid mutation is made on purpose (its name starts with ``invalid:``).
+    invalid mutation is made on purpose (its name starts with ``invalid:``). A group's
+    ``max_rank`` (a registry annotation) bounds the rank of the data arrays it returns.
     """
     if not inp.values:
         return inp, "none"
+    max_rank = getattr(group, "max_rank", None)
+    if max_rank is None:
+        return _mutate(group, inp, rng, dtypes, p_invalid)
+    # a group whose members share a convention only up to some rank (torch's class axis 1 is the
+    # last axis only for 1-d and 2-d logits): draws past it are drawn again
+    for _ in range(_RANK_TRIES):
+        out, op = _mutate(group, inp, rng, dtypes, p_invalid)
+        if all(len(r.shape) <= max_rank for s in out if out[s].is_array for r in out[s].all_recipes()):
+            return out, op
+    return inp, "none"
+
+
+def _mutate(group: Any, inp: GroupInput, rng: np.random.Generator, dtypes: Sequence[str] | None,
+            p_invalid: float) -> tuple[GroupInput, str]:
     if p_invalid > 0 and rng.random() < p_invalid:
         made = _invalid(group, inp, rng, dtypes)
         if made is not None:
