@@ -78,3 +78,10 @@ def test_torch_triangle_indices_join_numpy(groups):
         inp = seed_inputs(g)[0]
         m_slot = next(s.index for s in g.slots if s.name == "m")
         assert (inp[m_slot].kind, inp[m_slot].value) == ("literal", 4)  # a column count
+
+
+def test_jax_result_type_stays_out_of_numpys_lattice(groups, data):
+    assert canonical_name("result_type", data, "jax", "jax.numpy").name == "result_type_category"
+    for g in groups.values():
+        if g.relation == "cross_library" and g.canonical == "result_type":
+            assert "jax.numpy.result_type" not in {m.qualname for m in g.members}, g.key
