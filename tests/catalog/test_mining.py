@@ -99,3 +99,14 @@ def test_worker_process_mining(tmp_path):
     assert pdf.target == "scipy.stats:norm.pdf" and pdf.qualifier == "norm"
     assert [p.name for p in pdf.params] == ["x", "loc", "scale"]
     assert "numpy.sin" not in recs  # numpy objects re-exported elsewhere are not scipy's
+    # a sampler: the shapes, loc (and scale), then the keyword-only size and random_state
+    rvs = recs["scipy.stats.vonmises.rvs"]
+    assert [(p.name, p.kind) for p in rvs.params] == [
+        ("kappa", "positional_or_keyword"), ("loc", "positional_or_keyword"),
+        ("scale", "positional_or_keyword"), ("size", "keyword_only"),
+        ("random_state", "keyword_only")]
+    assert [p.name for p in recs["scipy.stats.nbinom.rvs"].params] == [
+        "n", "p", "loc", "size", "random_state"]  # discrete: no scale
+    # a sampler-only distribution: no pdf; a distribution without a sampler elsewhere: no rvs
+    assert "scipy.stats.zipf.rvs" in recs and "scipy.stats.zipf.pmf" not in recs
+    assert "scipy.stats.uniform.rvs" not in recs and "scipy.stats.uniform.pdf" in recs

@@ -88,3 +88,42 @@ def test_distribution_variate_and_free_function_names(tmp_path):
         text.replace('skip = ["log_prob", "cdf", "icdf"]', 'skip = ["log_prob"]'))
     with pytest.raises(DataFileError, match="needs scipy"):
         load_matching_data(tmp_path)
+
+
+def test_distribution_samplers_only_for_listed_classes():
+    """rsample is matched only for the classes [torch.methods.rsample].classes lists (s11): as
+    scipy's `<dist>_rvs`, or the name `names` gives (Exponential at rate 1)."""
+    data = load_matching_data()
+    names = data.constructed_names
+    assert names["torch.distributions.HalfNormal.rsample"] == "halfnorm_rvs"
+    assert names["torch.distributions.Wishart.rsample"] == "wishart_rvs"
+    assert names["torch.distributions.Exponential.rsample"] == "standard_exponential"
+    # Gamma's concentration is numpy.random.gamma's `shape`, not scipy's `a`: not listed
+    assert "torch.distributions.Gamma.rsample" not in names
+    assert "torch.distributions.Normal.rsample" not in names
+    (ig,) = data.overrides_for("torch.distributions.InverseGamma.rsample")
+    assert ig.map == {"concentration": "a", "rate": "scale"}
+
+
+def test_member_rules_make_distribution_samplers_random():
+    """categories.toml [[member]]: a distribution's sampler is category random, its other
+    methods stay stats; scipy's sampler takes numpy's or jax's sampler name."""
+    from xamt.matching.categories import infer_category
+    from xamt.matching.names import canonical_name
+
+    data = load_matching_data()
+    assert infer_category("vonmises", "scipy.stats.vonmises", data, "rvs") == "random"
+    assert infer_category("vonmises_pdf", "scipy.stats.vonmises", data, "pdf") == "stats"
+    assert infer_category("halfnorm_rvs", "torch.distributions", data, "rsample") == "random"
+    assert infer_category("norm_logpdf", "torch.distributions", data, "log_prob") == "stats"
+    # `rvs` names no sampler outside scipy.stats
+    assert infer_category("rvs", "numpy", data, "rvs") != "random"
+    for raw, ns, canon in [("vonmises_rvs", "scipy.stats.vonmises", "vonmises"),
+                           ("powerlaw_rvs", "scipy.stats.powerlaw", "power"),
+                           ("nbinom_rvs", "scipy.stats.nbinom", "negative_binomial"),
+                           ("ortho_group_rvs", "scipy.stats.ortho_group", "orthogonal"),
+                           ("standard_gamma", "numpy.random", "gamma"),
+                           ("halfnorm_rvs", "scipy.stats.halfnorm", "halfnorm_rvs")]:
+        assert canonical_name(raw, data, raw.split("_")[0], ns).name == canon, raw
+    # numpy.power stays the elementwise power
+    assert canonical_name("power", data, "numpy", "numpy").name == "power"

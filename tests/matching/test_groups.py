@@ -153,6 +153,45 @@ def test_multivariate_distributions_meet_scipy(groups):
     assert [a.value for a in plan.args if a.param == "axis"] == [-1]
 
 
+def test_distribution_samplers_meet_numpy_jax_and_torch(groups):
+    """scipy.stats.<dist>.rvs joins numpy.random's / jax.random's sampler of the same
+    distribution (renamed parameters) and torch.distributions' rsample (s11)."""
+    for key, expected in [
+        ("x:vonmises/random", {"numpy.random.vonmises", "scipy.stats.vonmises.rvs"}),
+        ("x:negative_binomial/random", {"numpy.random.negative_binomial", "scipy.stats.nbinom.rvs"}),
+        ("x:power/random", {"numpy.random.power", "scipy.stats.powerlaw.rvs"}),
+        ("x:loggamma/random", {"jax.random.loggamma", "scipy.stats.loggamma.rvs"}),
+        ("x:orthogonal/random", {"jax.random.orthogonal", "scipy.stats.ortho_group.rvs"}),
+        ("x:standard_exponential/random", {"numpy.random.standard_exponential",
+                                           "jax.random.exponential",
+                                           "torch.distributions.Exponential.rsample"}),
+        ("x:halfnorm_rvs/random", {"scipy.stats.halfnorm.rvs",
+                                   "torch.distributions.HalfNormal.rsample"}),
+        ("x:wishart_rvs/random", {"scipy.stats.wishart.rvs", "torch.distributions.Wishart.rsample"}),
+    ]:
+        g = groups[key]
+        assert expected <= set(members(g)) and g.equivalence == "status", key
+    # scipy's loc is numpy's mu; numpy's size is scipy's size
+    g = groups["x:vonmises/random"]
+    slot = {s.name: s.index for s in g.slots}
+    plan = members(g)["scipy.stats.vonmises.rvs"].plan
+    assert {a.param: a.slot for a in plan.args} == {"loc": slot["mu"], "kappa": slot["kappa"],
+                                                     "size": slot["size"]}
+    # torch's sample_shape is scipy's size; its scale is scipy's scale
+    g = groups["x:halfnorm_rvs/random"]
+    slot = {s.name: s.index for s in g.slots}
+    torch = members(g)["torch.distributions.HalfNormal.rsample"]
+    assert [(a.param, a.slot) for a in torch.plan.args] == [("sample_shape", slot["size"])]
+    assert {a.param: a.slot for a in torch.plan.init_args}["scale"] == slot["scale"]
+    # numpy's power sampler and the elementwise power stay apart
+    assert "numpy.power" not in members(groups["x:power/random"])
+    # the gamma sampler at scale 1 is numpy's gamma; scipy's a is numpy's gamma shape `shape`
+    gamma = groups["x:gamma/random"]
+    assert {"numpy.random.standard_gamma", "scipy.stats.gamma.rvs"} <= set(members(gamma))
+    slot = {s.name: s.index for s in gamma.slots}
+    assert {a.param: a.slot for a in members(gamma)["scipy.stats.gamma.rvs"].plan.args}["a"] == slot["shape"]
+
+
 def test_multinomial_seed_gives_counts_of_n_trials(groups):
     """The multinomial groups' seed: integer counts summing to the literal n (jax refuses float
     counts), probabilities summing to one."""

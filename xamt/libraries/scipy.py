@@ -19,11 +19,28 @@ DISTRIBUTIONS = (
     "f", "genpareto", "halfcauchy", "halfnorm", "invgamma", "lognorm", "weibull_min",
     # torch.distributions.Wishart's counterpart (s11)
     "wishart",
+    # samplers (s11): only their `rvs` is mined (SAMPLED_ONLY), numpy.random / jax.random draw
+    # from them but no other library computes their pdf, cdf, ...
+    "logser", "ncx2", "ncf", "powerlaw", "zipf", "maxwell", "loggamma", "ortho_group",
 )
-#: the computational methods of a distribution (not rvs/fit/freeze/expect)
+#: distributions of DISTRIBUTIONS whose computational methods are not mined, only their sampler
+SAMPLED_ONLY = ("logser", "ncx2", "ncf", "powerlaw", "zipf", "maxwell", "loggamma", "ortho_group")
+#: distributions whose sampler (``rvs``) is mined: those another library samples from with the
+#: same parametrisation (numpy.random, jax.random, torch.distributions' ``sample``; the
+#: aliases in xamt/data/aliases.toml name their samplers). Not mined, on purpose: lognorm
+#: (numpy's lognormal takes the mean and sigma of the log, scipy's scale is exp(mean)),
+#: uniform (scipy's [loc, loc + scale], numpy's [low, high)), and the distributions without a
+#: sampler elsewhere (betabinom, gumbel_l, wrapcauchy, truncnorm's standardised bounds)
+SAMPLED = (
+    "beta", "binom", "chi2", "dirichlet", "expon", "f", "gamma", "geom", "gumbel_r", "laplace",
+    "logistic", "multinomial", "multivariate_normal", "nbinom", "norm", "poisson", "vonmises",
+    "gennorm", "genpareto", "halfcauchy", "halfnorm", "invgamma", "wishart", *SAMPLED_ONLY,
+)
+#: the computational methods of a distribution (not fit/freeze/expect), and its sampler (rvs)
 DISTRIBUTION_METHODS = frozenset({
     "pdf", "logpdf", "pmf", "logpmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf", "entropy",
 })
+SAMPLER = "rvs"
 
 _DTYPES = same_dtype_names(("bfloat16",))
 
@@ -44,13 +61,21 @@ def distribution_signature(obj: Any, name: str, owner: str | None) -> list[list[
     """Signature of a ``scipy.stats`` distribution method, which inspection shows as
     ``(x, *args, **kwds)``: the variate, the distribution's shape parameters, ``loc``/``scale``."""
     dist = getattr(obj, "__self__", None)
-    if dist is None or not hasattr(dist, "shapes") or name not in DISTRIBUTION_METHODS:
+    if dist is None or not hasattr(dist, "shapes") or name not in DISTRIBUTION_METHODS | {SAMPLER}:
         return None
     import scipy.stats
 
     discrete = isinstance(dist, scipy.stats.rv_discrete)
     shapes = [s.strip() for s in (dist.shapes or "").split(",") if s.strip()]
     first: list[ParamSpec] = []
+    if name == SAMPLER:
+        # rvs(*shapes, loc=0, scale=1, size=1, random_state=None): no variate
+        params = [(s, "positional_or_keyword", None, None) for s in shapes]
+        params.append(("loc", "positional_or_keyword", "0", None))
+        if not discrete:
+            params.append(("scale", "positional_or_keyword", "1", None))
+        return [params + [("size", "keyword_only", "1", None),
+                          ("random_state", "keyword_only", "None", None)]]
     if name in ("ppf", "isf"):
         first = [("q", "positional_or_keyword", None, None)]
     elif name != "entropy":
@@ -76,7 +101,7 @@ def adapter() -> LibraryAdapter:
             *(f"scipy.stats.{d}" for d in DISTRIBUTIONS),
         ),
         qualified_parents=("scipy.stats",),
-        object_members=DISTRIBUTION_METHODS,
+        object_members=DISTRIBUTION_METHODS | {SAMPLER},
         signature_hook_ref="xamt.libraries.scipy:distribution_signature",
         signature_hook_on_variadic=True,
         own_modules=("scipy",),
@@ -88,6 +113,9 @@ def adapter() -> LibraryAdapter:
             "scipy.special.test", "scipy.linalg.test", "scipy.signal.test", "scipy.stats.test",
             "scipy.fft.test", "scipy.ndimage.test", "scipy.integrate.test",
             "scipy.spatial.distance.test",
+            # a sampler-only distribution's pdf, cdf, ...; the samplers not listed in SAMPLED
+            *(f"scipy.stats.{d}.{m}" for d in SAMPLED_ONLY for m in DISTRIBUTION_METHODS),
+            *(f"scipy.stats.{d}.{SAMPLER}" for d in DISTRIBUTIONS if d not in SAMPLED),
         }),
         pivot_rank=10,
     )

@@ -223,11 +223,13 @@ def adapter() -> LibraryAdapter:
         method_owners=(MethodOwner("torch", "Tensor", _METHOD_PLUMBING),),
         class_namespaces=(ClassNamespace("torch.nn", "torch.nn:Module", "forward"),),
         # Normal(loc, scale).log_prob(value): matched with scipy.stats / jax.scipy.stats
-        # distribution methods through xamt/data/distributions.toml (sample/rsample are random,
-        # mean/variance properties are not mined)
+        # distribution methods through xamt/data/distributions.toml; rsample(sample_shape) draws
+        # variates (a sampler, matched with scipy's rvs for the classes distributions.toml
+        # lists; `sample` is mostly Distribution's own, which calls rsample, so not a method of
+        # the class); mean/variance properties are not mined
         constructed_namespaces=(ConstructedNamespace(
             "torch.distributions", "torch.distributions:Distribution",
-            ("log_prob", "cdf", "icdf", "entropy"),
+            ("log_prob", "cdf", "icdf", "entropy", "rsample"),
         ),),
         pivot_rank=20,
         compile_ref="xamt.libraries.torch:call_compiled",

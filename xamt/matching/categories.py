@@ -8,9 +8,17 @@ from xamt.matching.data import MatchingData
 __all__ = ["infer_category", "compatible", "partition"]
 
 
-def infer_category(canonical: str, namespace: str, data: MatchingData) -> str:
-    """Category of an API from its canonical name and the namespace it was mined from."""
+def infer_category(canonical: str, namespace: str, data: MatchingData,
+                   member: str | None = None) -> str:
+    """Category of an API from its canonical name and the namespace it was mined from;
+    ``member`` (the API's own name in that namespace, ``rvs``) selects ``[[member]]`` rules."""
     ns_tokens = set(re.split(r"[._]", namespace.lower()))
+    if member is not None:
+        # a method that says what it does whatever its object is called (a distribution's
+        # sampler: scipy.stats.vonmises.rvs), before the namespace decides
+        for names, tokens, category in data.category_members:
+            if member in names and tokens <= ns_tokens:
+                return category
     for tokens, category in data.category_namespaces_first:
         if tokens <= ns_tokens:
             return category

@@ -88,6 +88,8 @@ class MatchingData:
     excluded_categories: frozenset[str]
     status_only_categories: frozenset[str]
     category_namespaces_first: tuple[tuple[frozenset[str], str], ...]
+    #: (own names, namespace tokens, category): categories.toml [[member]], tried first
+    category_members: tuple[tuple[frozenset[str], frozenset[str], str], ...]
     category_overrides: tuple[tuple[re.Pattern[str], str], ...]
     category_namespaces: tuple[tuple[frozenset[str], str], ...]
     category_terms: tuple[tuple[str, frozenset[str]], ...]
@@ -208,6 +210,11 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
         tokens = _str_list(entry.get("tokens"), "categories.toml",
                            f"[[namespace_first]] #{i}.tokens")
         namespaces_first.append((frozenset(tokens), str(entry.get("category"))))
+    category_members = []
+    for i, entry in enumerate(cat.get("member", [])):
+        names = _str_list(entry.get("names"), "categories.toml", f"[[member]] #{i}.names")
+        tokens = _str_list(entry.get("tokens", []), "categories.toml", f"[[member]] #{i}.tokens")
+        category_members.append((frozenset(names), frozenset(tokens), str(entry.get("category"))))
     terms = tuple(
         (name, frozenset(_str_list(words, "categories.toml", f"[terms].{name}")))
         for name, words in cat.get("terms", {}).items()
@@ -215,7 +222,7 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
     hard = frozenset(_str_list(cat.get("hard", []), "categories.toml", "hard"))
     soft = frozenset(_str_list(cat.get("soft", []), "categories.toml", "soft"))
     excluded = frozenset(_str_list(cat.get("excluded", []), "categories.toml", "excluded"))
-    for _, c in [*overrides, *namespaces, *namespaces_first]:
+    for c in [c for _, c in [*overrides, *namespaces, *namespaces_first]] + [m[2] for m in category_members]:
         _expect(c in hard or c in soft, "categories.toml", f"category {c!r} is neither hard nor soft")
     for c, _ in terms:
         _expect(c in hard or c in soft, "categories.toml", f"category {c!r} is neither hard nor soft")
@@ -287,7 +294,7 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
             str(c): frozenset(_str_list(names, "categories.toml", f"deterministic.{c}"))
             for c, names in _table(cat.get("deterministic", {}), "categories.toml",
                                    "[deterministic]").items()},
-        category_namespaces_first=tuple(namespaces_first),
+        category_namespaces_first=tuple(namespaces_first), category_members=tuple(category_members),
         category_overrides=tuple(overrides), category_namespaces=tuple(namespaces),
         category_terms=terms,
         control_names=frozenset(_str_list(ro.get("control", []), "roles.toml", "control")),
@@ -331,6 +338,8 @@ def _distributions(raw: dict[str, Any]) -> tuple[dict[str, str], list[PlanOverri
             for key in ("continuous", "discrete"):
                 _expect(isinstance(spec.get(key), str), file,
                         f"[{lib}.methods.{method}] needs {key}")
+            if "classes" in spec:
+                _str_list(spec["classes"], file, f"[{lib}.methods.{method}].classes")
         for cls, entry in table.get("classes", {}).items():
             what = f"[{lib}.classes.{cls}]"
             # method -> canonical name where the counterpart is no scipy distribution's method
@@ -343,14 +352,18 @@ def _distributions(raw: dict[str, Any]) -> tuple[dict[str, str], list[PlanOverri
             _expect(not set(params) & set(fixed), file, f"{what}: a parameter both mapped and fixed")
             skip = set(_str_list(entry.get("skip", []), file, f"{what}.skip"))
             _expect(skip <= set(methods), file, f"{what}.skip names an unknown method")
-            _expect(isinstance(entry.get("scipy"), str) or set(methods) <= skip | set(given),
+            # the methods matched for this class (a method may list the only classes it is for)
+            own = {m for m, spec in methods.items() if cls in spec.get("classes", [cls])}
+            _expect(isinstance(entry.get("scipy"), str) or own <= skip | set(given),
                     file, f"{what} needs scipy (or names for every method it does not skip)")
             variate_params = _str_map(entry.get("variate_params", {}), file,
                                       f"{what}.variate_params")
             discrete = bool(entry.get("discrete", False))
             kind = "discrete" if discrete else "continuous"
             for method, spec in methods.items():
-                if method in skip:
+                # a method matched only for the classes it lists (a sampler: only where the
+                # group's parameters are the scipy distribution's)
+                if method in skip or method not in own:
                     continue
                 api = f"{module}.{cls}.{method}"
                 names[api] = given.get(method) or f"{entry['scipy']}_{spec[kind]}"

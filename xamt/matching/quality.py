@@ -104,8 +104,8 @@ def _explain(a: str, b: str, catalogs, data: MatchingData | None, homonym_keys) 
         return "homonym"
     from xamt.matching.categories import infer_category
 
-    cat_a = infer_category(canonical_name(ra.name, data, ra.library, ra.namespace).name, ra.namespace, data)
-    cat_b = infer_category(canonical_name(rb.name, data, rb.library, rb.namespace).name, rb.namespace, data)
+    cat_a = infer_category(canonical_name(ra.name, data, ra.library, ra.namespace).name, ra.namespace, data, ra.name)
+    cat_b = infer_category(canonical_name(rb.name, data, rb.library, rb.namespace).name, rb.namespace, data, rb.name)
     if partition(cat_a, data) != partition(cat_b, data):
         return "category"
     return "split"

@@ -135,7 +135,7 @@ def _view(record: ApiRecord, data: MatchingData,
             extra.append(c)
     for name in data.also.get(record.qualname, ()):
         extra.append(Canonical(name))
-    category = infer_category(canonical.name, record.namespace, data)
+    category = infer_category(canonical.name, record.namespace, data, record.name)
     inputs = inputs_of(record.params, data, receiver=record.receiver, category=category)
     if record.kind == "constructed":
         inputs += constructor_inputs(record, data)
