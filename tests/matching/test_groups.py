@@ -77,8 +77,9 @@ def test_every_member_has_a_sandbox_target(result):
     for g in result.groups:
         for m in g.members:
             assert target.match(m.target), (g.key, m.target)
-            assert m.call in ("function", "method", "module", "compiled", "out", "constructed")
-            if m.call in ("compiled", "out"):
+            assert m.call in ("function", "method", "module", "compiled", "out", "constructed",
+                              "fill")
+            if m.call in ("compiled", "out", "fill"):
                 assert target.match(m.via)
 
 
@@ -217,3 +218,28 @@ def test_a_deterministic_name_makes_its_status_only_group_value_compared(catalog
     got = {g.key: g for g in match(catalogs, marked).groups}
     assert got["x:cauchy/random"].equivalence == "value"
     assert got["x:t/random"].equivalence == "status"
+
+
+def test_torch_init_fillers_meet_jax_initializers(groups):
+    """torch.nn.init's fillers are called from a shape; kaiming_uniform_/xavier_uniform_ meet
+    jax's he_uniform/glorot_uniform with torch's fan axes (in_axis=1, out_axis=0: an override
+    scoped to the group's canonical name, so jax's he_uniform keeps its axes elsewhere)."""
+    g = groups["x:kaiming_uniform/init"]
+    ms = members(g)
+    assert ms["torch.nn.init.kaiming_uniform_"].call == "fill"
+    assert ms["torch.nn.init.kaiming_uniform_"].via == "xamt.libraries.torch:call_filling"
+    jax_args = {a.param: a for a in ms["jax.nn.initializers.he_uniform"].plan.init_args}
+    assert (jax_args["in_axis"].slot, jax_args["in_axis"].value) == (None, 1)
+    assert (jax_args["out_axis"].slot, jax_args["out_axis"].value) == (None, 0)
+    assert "x:xavier_uniform/init" in groups
+    # untruncated torch normals are not jax's truncated he_normal/glorot_normal
+    assert "x:kaiming_normal/init" not in groups and "x:xavier_normal/init" not in groups
+    assert members(groups["x:zeros/init"])["torch.nn.init.zeros_"].call == "fill"
+
+
+def test_an_override_scoped_to_a_canonical_applies_in_its_group_only(data):
+    scoped = data.overrides_for("jax.nn.initializers.he_uniform", "kaiming_uniform")
+    assert any(o.canonical == "kaiming_uniform" for o in scoped)
+    assert not any(o.canonical for o in data.overrides_for("jax.nn.initializers.he_uniform"))
+    assert not any(o.canonical for o in data.overrides_for("jax.nn.initializers.he_uniform",
+                                                           "he_uniform"))

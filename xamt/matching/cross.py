@@ -105,7 +105,7 @@ def plans_compatible(a: ApiView, b: ApiView, data: MatchingData) -> bool:
 
 
 def _eligible(v: ApiView, data: MatchingData) -> bool:
-    return (v.kind in ("function", "method", "constructed") and v.inplace_of is None
+    return (v.kind in ("function", "method", "constructed", "filling") and v.inplace_of is None
             and v.category not in data.excluded_categories)
 
 
@@ -136,6 +136,8 @@ def _pivot_order(v: ApiView) -> tuple:
 def _default_call(v: ApiView) -> str:
     if v.kind == "constructed":
         return "constructed"
+    if v.kind == "filling":
+        return "fill"  # through the adapter's fill helper (ApiView.via)
     return "method" if v.record.receiver else "function"
 
 
@@ -154,11 +156,13 @@ def constructed_plan(plan: ArgumentPlan, init_names: set[str]) -> ArgumentPlan:
     return dataclasses.replace(plan, args=args, init_args=init_args)
 
 
-def members_and_slots(views: list[ApiView], data: MatchingData, *, call_of=None, via_of=None):
+def members_and_slots(views: list[ApiView], data: MatchingData, *, call_of=None, via_of=None,
+                      canonical: str | None = None):
     """Pivot, slots and planned members for a set of views (shared by intra-library relations).
 
     ``call_of(view)`` and ``via_of(view)`` choose each member's call style and helper; the
-    default calls functions as functions and methods on their receiver.
+    default calls functions as functions and methods on their receiver. ``canonical`` (a
+    cross-library group's name) also applies the plan overrides scoped to it.
     """
     ordered = sorted(views, key=_pivot_order)
     pivot = ordered[0]
@@ -168,7 +172,7 @@ def members_and_slots(views: list[ApiView], data: MatchingData, *, call_of=None,
     mismatch_all: dict[int, bool] = {}
     as_tensor: set[int] = set()  # slots some member takes as a tensor under a compatible role
     for v in ordered:
-        overrides = data.overrides_for(v.qualname)
+        overrides = data.overrides_for(v.qualname, canonical)
         if v is pivot:
             plan, mismatch = plan_for(pivot_inputs, v.inputs, data, overrides, identity=True)
         else:
@@ -190,7 +194,7 @@ def members_and_slots(views: list[ApiView], data: MatchingData, *, call_of=None,
         members.append(Member(
             library=v.library, qualname=v.qualname, target=v.record.target, kind=v.kind,
             call=call, plan=plan, receiver_slot=receiver_slot,
-            via=via_of(v) if via_of else None, aliases=list(v.record.aliases),
+            via=via_of(v) if via_of else v.via, aliases=list(v.record.aliases),
             category=v.category, canonical=v.canonical.name, implements=list(v.record.doc_equiv),
         ))
     for slot in slots:
@@ -257,7 +261,7 @@ def cross_library_groups(index: ViewIndex, data: MatchingData) -> tuple[list[Can
             categories = (Counter(v.category for v in comp_views if not v.secondary)
                           or Counter(v.category for v in comp_views))
             category = categories.most_common(1)[0][0]
-            pivot, slots, planned = members_and_slots(comp_views, data)
+            pivot, slots, planned = members_and_slots(comp_views, data, canonical=canonical)
             key = f"x:{canonical}/{category}" + (f"#{n}" if len(parts) > 1 else "")
             lossy = any(c.lossy for v in comp_views for c in v.canonicals() if c.name == canonical)
             groups.append(CandidateGroup(

@@ -54,8 +54,14 @@ class PlanOverride:
     #: member parameter -> role: passed that role's fixed value (roles.toml [fixed]) converted
     #: by the role's transform (TF's stateless samplers take their seed as a PRNG key)
     fixed_as: dict[str, str] = field(default_factory=dict)
+    #: the entry applies only in the cross-library group of this canonical name (an API under
+    #: two names that meets another library under one of them with other settings); None: in
+    #: every group
+    canonical: str | None = None
 
-    def matches(self, qualname: str) -> bool:
+    def matches(self, qualname: str, canonical: str | None = None) -> bool:
+        if self.canonical is not None and canonical != self.canonical:
+            return False
         return any(qualname.startswith(a[:-1]) if a.endswith("*") else qualname == a
                    for a in self.apis)
 
@@ -117,8 +123,9 @@ class MatchingData:
                 return h
         return None
 
-    def overrides_for(self, qualname: str) -> list[PlanOverride]:
-        return [o for o in self.overrides if o.matches(qualname)]
+    def overrides_for(self, qualname: str, canonical: str | None = None) -> list[PlanOverride]:
+        """The overrides of an API; those scoped to a canonical name only in its group."""
+        return [o for o in self.overrides if o.matches(qualname, canonical)]
 
 
 def _read(folder: Path, name: str) -> dict[str, Any]:
@@ -147,6 +154,11 @@ def _str_map(value: Any, file: str, what: str) -> dict[str, str]:
 def _table(value: Any, file: str, what: str) -> dict[str, Any]:
     _expect(isinstance(value, dict), file, f"{what} must be a table")
     return dict(value)
+
+
+def _opt_str(value: Any, file: str, what: str) -> str | None:
+    _expect(value is None or isinstance(value, str), file, f"{what} must be a string")
+    return value
 
 
 def _str_list(value: Any, file: str, what: str) -> list[str]:
@@ -251,6 +263,7 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
             drop=tuple(_str_list(entry.get("drop", []), "argument_plans.toml", f"#{i}.drop")),
             reason=str(entry.get("reason", "")),
             fixed_as=_str_map(entry.get("fixed_as", {}), "argument_plans.toml", f"#{i}.fixed_as"),
+            canonical=_opt_str(entry.get("canonical"), "argument_plans.toml", f"#{i}.canonical"),
         ))
 
     names, dist_overrides = _distributions(raw["distributions.toml"])
