@@ -243,3 +243,25 @@ def test_an_override_scoped_to_a_canonical_applies_in_its_group_only(data):
     assert not any(o.canonical for o in data.overrides_for("jax.nn.initializers.he_uniform"))
     assert not any(o.canonical for o in data.overrides_for("jax.nn.initializers.he_uniform",
                                                            "he_uniform"))
+
+
+def test_bernoulli_probabilities_meet_jax_p(groups):
+    """torch.bernoulli(input): input holds the probabilities, jax.random.bernoulli's p."""
+    g = groups["x:bernoulli/random"]
+    slot = {s.name: s.index for s in g.slots}
+    torch_args = {a.param: a for a in members(g)["torch.bernoulli"].plan.args}
+    assert torch_args["input"].slot == slot["p"]
+    assert "jax.random.bernoulli" in members(g)
+
+
+def test_trunc_normal_filler_is_the_truncated_standard_normal_sampler(groups):
+    """torch.nn.init.trunc_normal_ (absolute bounds, mean 0, std 1 fixed) meets
+    jax.random.truncated_normal(key, lower, upper), not the initializers truncating in stddevs."""
+    g = groups["x:parameterized_truncated_normal/random"]
+    args = {a.param: a for a in members(g)["torch.nn.init.trunc_normal_"].plan.args}
+    slot = {s.name: s.index for s in g.slots}
+    assert (args["a"].slot, args["b"].slot) == (slot["lower"], slot["upper"])
+    assert (args["mean"].value, args["std"].value) == (0.0, 1.0)
+    assert "jax.random.truncated_normal" in members(g)
+    assert all("torch.nn.init.trunc_normal_" not in members(x) for k, x in groups.items()
+               if k.startswith("x:truncated_normal/init"))

@@ -85,22 +85,25 @@ def pair_confidence(a: ApiView, b: ApiView, data: MatchingData, same_name: bool 
     return PairScore(min(1.0, base + doc), name, category, role, arity, doc)
 
 
-def plans_compatible(a: ApiView, b: ApiView, data: MatchingData) -> bool:
+def plans_compatible(a: ApiView, b: ApiView, data: MatchingData,
+                     canonical: str | None = None) -> bool:
     """DeepREL's acceptance rule: the optimal argument assignment leaves no required input of
     either API unmatched, in both directions (over each API's overloads).
 
     A constructed API named by a data file (distributions.toml) has its plan given there, in
     one direction only (its parameters onto the other's): that plan must be complete.
+    ``canonical`` (the loose group's name) also applies the plan overrides scoped to it.
     """
     if b.qualname in data.constructed_names:
         a, b = b, a
     if a.qualname in data.constructed_names:
-        plan, _ = best_plan(b.inputs, a.candidate_inputs(), data, data.overrides_for(a.qualname))
+        plan, _ = best_plan(b.inputs, a.candidate_inputs(), data,
+                            data.overrides_for(a.qualname, canonical))
         return plan.complete
-    ab, _ = best_plan(a.inputs, b.candidate_inputs(), data, data.overrides_for(b.qualname))
+    ab, _ = best_plan(a.inputs, b.candidate_inputs(), data, data.overrides_for(b.qualname, canonical))
     if not ab.complete:
         return False
-    ba, _ = best_plan(b.inputs, a.candidate_inputs(), data, data.overrides_for(a.qualname))
+    ba, _ = best_plan(b.inputs, a.candidate_inputs(), data, data.overrides_for(a.qualname, canonical))
     return ba.complete
 
 
@@ -244,7 +247,8 @@ def cross_library_groups(index: ViewIndex, data: MatchingData) -> tuple[list[Can
             scores[(i, j)] = s.confidence
             empty = not a.core_roles or not b.core_roles
             if (s.confidence >= g["edge_confidence"] or s.role >= g["edge_role"]
-                    or (empty and s.arity >= g["edge_arity"]) or plans_compatible(a, b, data)):
+                    or (empty and s.arity >= g["edge_arity"])
+                    or plans_compatible(a, b, data, canonical)):
                 uf.union(i, j)
         comps: dict[int, list[int]] = defaultdict(list)
         for i in range(len(members)):
