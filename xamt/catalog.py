@@ -20,6 +20,9 @@ What is mined, per object:
   (``keras.initializers.HeNormal``, called through ``__call__``);
 * functions of ``factory_namespaces`` (``jax.nn.initializers.he_normal``) are ``constructed``
   too: their parameters the constructor's, the declared ``call_params`` the call's;
+* functions of ``fill_namespaces`` that fill a tensor they are given
+  (``torch.nn.init.kaiming_uniform_(tensor)``) are kind ``filling``: the tensor parameter is a
+  positional ``shape`` (the ``fill`` call makes the tensor);
 * the same object under several public names is one record; the other names are its ``aliases``.
 
 Signatures come from ``inspect.signature``; where it fails (or hides parameters behind
@@ -119,7 +122,8 @@ class ApiRecord:
     ``target`` the ``"module:qualname"`` reference a sandbox worker resolves
     (``torch.nn.functional:relu``, ``torch:Tensor.abs``); ``namespace`` the mined module;
     ``owner`` the tensor class of a method (the class of a constructed API); ``kind`` is
-    ``function``, ``method``, ``class`` or ``constructed``.
+    ``function``, ``method``, ``class``, ``constructed`` or ``filling`` (a function filling a
+    tensor made from its ``shape``).
     For a method, ``receiver`` is True and ``params`` leave the receiver out. For a class,
     ``params`` is the call (``forward``/``call``) signature, ``init_params`` the constructor's,
     and ``functional_forms`` the same library's functions it corresponds to. ``qualifier``
@@ -725,6 +729,8 @@ def mine_library(adapter: LibraryAdapter) -> LibraryCatalog:
             records.extend(_mine_constructed(adapter, cons, foreign, keepalive, notes))
         for factory in adapter.factory_namespaces:
             _as_factories(records, factory)
+        for fill in adapter.fill_namespaces:
+            _as_fillings(records, fill)
 
     info: dict[str, Any] = {
         "namespaces": list(adapter.namespaces),
@@ -884,6 +890,21 @@ def _as_factories(records: list[ApiRecord], factory: Any) -> None:
         rec.overloads = []
 
 
+def _as_fillings(records: list[ApiRecord], fill: Any) -> None:
+    """Turn the function records of a fill namespace (see
+    :class:`~xamt.libraries.base.FillNamespace`) whose first parameter is the filled tensor into
+    ``filling`` records, in place: that parameter becomes a required positional ``shape``."""
+    for rec in records:
+        if rec.kind != "function" or rec.namespace != fill.module or rec.sub_api_of:
+            continue
+        if not rec.params or rec.params[0].name != fill.param:
+            continue  # not a filling function (torch.nn.init.calculate_gain)
+        rec.kind = "filling"
+        rec.params = [Param("shape", "positional_only", None, True, "Sequence[int]"),
+                      *rec.params[1:]]
+        rec.overloads = []
+
+
 def _resolve_namespace(ns: str) -> tuple[Any, str]:
     """The namespace object and the target prefix of its names: ``"numpy.linalg:"`` for a
     module, ``"scipy.stats:norm."`` for an object inside a module."""
@@ -955,6 +976,8 @@ def miner_fingerprint(adapter: LibraryAdapter) -> str:
             **({"factories": [(f.module, [list(p) for p in f.call_params])
                               for f in adapter.factory_namespaces]}
                if adapter.factory_namespaces else {}),
+            **({"fillings": [(f.module, f.param) for f in adapter.fill_namespaces]}
+               if adapter.fill_namespaces else {}),
         },
         sort_keys=True,
     )

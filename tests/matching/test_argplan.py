@@ -221,3 +221,19 @@ def test_fixed_parameter_of_the_member_is_fed_by_no_slot(data):
     j0 = inputs_of([P("input")], data)
     plan, _ = plan_for(j0, jn, data, [ov])
     assert plan.complete and plan.bind({0: "X"}) == ([0, "X"], {})
+def test_a_fixed_parameter_is_fed_by_no_slot_even_in_the_pivots_own_plan(data):
+    """jax.nn.initializers.variance_scaling(scale, mode, distribution) as the pivot with mode and
+    distribution fixed: those parameters take the fixed values, not slots (a slot only the pivot
+    takes, which no canonical input fills, left the group unsupported)."""
+    from xamt.matching.data import PlanOverride
+
+    params = [P("scale"), P("mode"), P("distribution"), P("in_axis", default="-2")]
+    pivot = inputs_of(params, data)
+    ov = PlanOverride(apis=("vs",), map={}, defaults={}, fixed={"mode": "fan_in",
+                      "distribution": "truncated_normal"}, fixed_dtype={}, drop=(), reason="")
+    for identity in (True, False):
+        plan, _ = plan_for(pivot, inputs_of(params, data), data, [ov], identity=identity)
+        args = [a for a in plan.args if a.param in ("mode", "distribution")]
+        assert len(args) == 2 and all(a.slot is None for a in args), identity
+        assert {a.value for a in args} == {"fan_in", "truncated_normal"}
+        assert plan.complete and plan.slots() >= {0}

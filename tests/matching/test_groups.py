@@ -79,8 +79,9 @@ def test_every_member_has_a_sandbox_target(result):
     for g in result.groups:
         for m in g.members:
             assert target.match(m.target), (g.key, m.target)
-            assert m.call in ("function", "method", "module", "compiled", "out", "constructed")
-            if m.call in ("compiled", "out"):
+            assert m.call in ("function", "method", "module", "compiled", "out", "constructed",
+                              "fill")
+            if m.call in ("compiled", "out", "fill"):
                 assert target.match(m.via)
 
 
@@ -291,3 +292,50 @@ def test_special_functions_meet_through_a_fixed_order_or_an_output(groups):
     assert {"scipy.special.bernoulli", "jax.scipy.special.bernoulli"} <= set(
         members(groups["x:bernoulli_numbers/generic"]))
     assert {"torch.ormqr", "jax.lax.linalg.ormqr"} <= set(members(groups["x:ormqr/generic"]))
+
+
+def test_torch_init_fillers_meet_jax_initializers(groups):
+    """torch.nn.init's fillers are called from a shape; kaiming_uniform_/xavier_uniform_ meet
+    jax's he_uniform/glorot_uniform with torch's fan axes (in_axis=1, out_axis=0: an override
+    scoped to the group's canonical name, so jax's he_uniform keeps its axes elsewhere)."""
+    g = groups["x:kaiming_uniform/init"]
+    ms = members(g)
+    assert ms["torch.nn.init.kaiming_uniform_"].call == "fill"
+    assert ms["torch.nn.init.kaiming_uniform_"].via == "xamt.libraries.torch:call_filling"
+    jax_args = {a.param: a for a in ms["jax.nn.initializers.he_uniform"].plan.init_args}
+    assert (jax_args["in_axis"].slot, jax_args["in_axis"].value) == (None, 1)
+    assert (jax_args["out_axis"].slot, jax_args["out_axis"].value) == (None, 0)
+    assert "x:xavier_uniform/init" in groups
+    # untruncated torch normals are not jax's truncated he_normal/glorot_normal
+    assert "x:kaiming_normal/init" not in groups and "x:xavier_normal/init" not in groups
+    assert members(groups["x:zeros/init"])["torch.nn.init.zeros_"].call == "fill"
+
+
+def test_an_override_scoped_to_a_canonical_applies_in_its_group_only(data):
+    scoped = data.overrides_for("jax.nn.initializers.he_uniform", "kaiming_uniform")
+    assert any(o.canonical == "kaiming_uniform" for o in scoped)
+    assert not any(o.canonical for o in data.overrides_for("jax.nn.initializers.he_uniform"))
+    assert not any(o.canonical for o in data.overrides_for("jax.nn.initializers.he_uniform",
+                                                           "he_uniform"))
+
+
+def test_bernoulli_probabilities_meet_jax_p(groups):
+    """torch.bernoulli(input): input holds the probabilities, jax.random.bernoulli's p."""
+    g = groups["x:bernoulli/random"]
+    slot = {s.name: s.index for s in g.slots}
+    torch_args = {a.param: a for a in members(g)["torch.bernoulli"].plan.args}
+    assert torch_args["input"].slot == slot["p"]
+    assert "jax.random.bernoulli" in members(g)
+
+
+def test_trunc_normal_filler_is_the_truncated_standard_normal_sampler(groups):
+    """torch.nn.init.trunc_normal_ (absolute bounds, mean 0, std 1 fixed) meets
+    jax.random.truncated_normal(key, lower, upper), not the initializers truncating in stddevs."""
+    g = groups["x:parameterized_truncated_normal/random"]
+    args = {a.param: a for a in members(g)["torch.nn.init.trunc_normal_"].plan.args}
+    slot = {s.name: s.index for s in g.slots}
+    assert (args["a"].slot, args["b"].slot) == (slot["lower"], slot["upper"])
+    assert (args["mean"].value, args["std"].value) == (0.0, 1.0)
+    assert "jax.random.truncated_normal" in members(g)
+    assert all("torch.nn.init.trunc_normal_" not in members(x) for k, x in groups.items()
+               if k.startswith("x:truncated_normal/init"))

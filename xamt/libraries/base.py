@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 __all__ = ["MethodOwner", "ClassNamespace", "ConstructedNamespace", "FactoryNamespace",
-           "LibraryAdapter", "ParamSpec", "DTYPE_NAMES", "same_dtype_names"]
+           "FillNamespace", "LibraryAdapter", "ParamSpec", "DTYPE_NAMES", "same_dtype_names"]
 
 #: numpy dtype names Xamt speaks; an adapter maps its own dtype names onto these.
 DTYPE_NAMES = (
@@ -99,6 +99,23 @@ class FactoryNamespace:
 
 
 @dataclass(frozen=True)
+class FillNamespace:
+    """A module whose functions fill a tensor they are given, in place, and return it
+    (``torch.nn.init.kaiming_uniform_(tensor, a=0)``).
+
+    Each function whose first parameter is ``param`` is mined as a ``filling`` API: that
+    parameter becomes a positional ``shape``, and the call goes through the adapter's
+    ``fill_call_ref``, which makes a float tensor of that shape and hands it to the function.
+    The API then computes an array from a shape, as another library's initializer does; its
+    in-place suffix names no in-place variant of another API (it is matched under the name
+    without it).
+    """
+
+    module: str
+    param: str = "tensor"
+
+
+@dataclass(frozen=True)
 class LibraryAdapter:
     """Description of one library (see the module docstring).
 
@@ -119,6 +136,8 @@ class LibraryAdapter:
     constructed_namespaces: tuple[ConstructedNamespace, ...] = ()
     #: modules whose functions are factories of the computing callable (jax.nn.initializers)
     factory_namespaces: tuple[FactoryNamespace, ...] = ()
+    #: modules whose functions fill a tensor passed in (torch.nn.init), called from a shape
+    fill_namespaces: tuple[FillNamespace, ...] = ()
     #: public names never mined: a ``qualname``, a prefix ending in ``.`` (``numpy.testing.``),
     #: or a glob pattern with ``*`` (``tensorflow.raw_ops.*Grad``)
     exclude: frozenset[str] = frozenset()
@@ -149,6 +168,9 @@ class LibraryAdapter:
     compile_check_ref: str | None = None
     #: ``out_call_ref(target, *args, **kwargs)`` calls the API with a preallocated ``out=``
     out_call_ref: str | None = None
+    #: ``fill_call_ref(target, shape, *args, **kwargs)`` makes a float tensor of ``shape`` and
+    #: calls the API on it first (the ``fill`` call style of a :class:`FillNamespace`'s APIs)
+    fill_call_ref: str | None = None
     #: method names ending with this suffix are in-place variants (``abs_``); None: no convention
     inplace_suffix: str | None = None
     #: ``dtype_ref(name)`` returns the library's dtype object for a numpy dtype name

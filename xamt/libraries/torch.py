@@ -6,13 +6,13 @@ import shutil
 from typing import Any
 
 from xamt.libraries.base import (
-    ClassNamespace, ConstructedNamespace, LibraryAdapter, MethodOwner, ParamSpec, resolve_ref,
-    same_dtype_names,
+    ClassNamespace, ConstructedNamespace, FillNamespace, LibraryAdapter, MethodOwner, ParamSpec,
+    resolve_ref, same_dtype_names,
 )
 
 __all__ = [
     "adapter", "from_numpy", "to_numpy", "dtype", "devices", "place", "device_scope",
-    "call_with_out", "call_compiled", "compile_available", "signature_from_schema",
+    "call_with_out", "call_filling", "call_compiled", "compile_available", "signature_from_schema",
 ]
 
 # torch dtype attribute name -> numpy dtype name
@@ -104,6 +104,15 @@ def call_with_out(target: str, *args: Any, **kwargs: Any) -> Any:
     first = fn(*args, **kwargs)
     out = torch.empty_like(first)
     return fn(*args, out=out, **kwargs)
+
+
+def call_filling(target: str, shape: Any, *args: Any, **kwargs: Any) -> Any:
+    """Make a float32 tensor of ``shape`` (zeros: the fill overwrites them) and call ``target``
+    on it (``torch.nn.init.kaiming_uniform_(tensor, ...)`` fills it in place and returns it)."""
+    import torch
+
+    size = (int(shape),) if isinstance(shape, (int, float)) else tuple(int(s) for s in shape)
+    return resolve_ref(target)(torch.zeros(size, dtype=torch.float32), *args, **kwargs)
 
 
 @functools.cache
@@ -231,6 +240,15 @@ def adapter() -> LibraryAdapter:
             "torch.distributions", "torch.distributions:Distribution",
             ("log_prob", "cdf", "icdf", "entropy", "rsample"),
         ),),
+        # torch.nn.init.kaiming_uniform_(tensor, ...) fills the tensor it is given: called from a
+        # shape (call_filling makes the tensor), it meets jax/keras initializers
+        fill_namespaces=(FillNamespace("torch.nn.init", "tensor"),),
+        fill_call_ref="xamt.libraries.torch:call_filling",
+        # the un-suffixed torch.nn.init names are deprecated wrappers (*args, **kwargs) of the
+        # filling functions ("This method is now deprecated in favor of torch.nn.init.normal_")
+        exclude=frozenset(f"torch.nn.init.{n}" for n in (
+            "constant", "dirac", "eye", "kaiming_normal", "kaiming_uniform", "normal",
+            "orthogonal", "sparse", "uniform", "xavier_normal", "xavier_uniform")),
         pivot_rank=20,
         compile_ref="xamt.libraries.torch:call_compiled",
         compile_label="torch.compile",

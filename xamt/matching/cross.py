@@ -107,7 +107,7 @@ def plans_compatible(a: ApiView, b: ApiView, data: MatchingData,
 
 
 def _eligible(v: ApiView, data: MatchingData) -> bool:
-    return (v.kind in ("function", "method", "constructed") and v.inplace_of is None
+    return (v.kind in ("function", "method", "constructed", "filling") and v.inplace_of is None
             and v.category not in data.excluded_categories)
 
 
@@ -138,6 +138,8 @@ def _pivot_order(v: ApiView) -> tuple:
 def _default_call(v: ApiView) -> str:
     if v.kind == "constructed":
         return "constructed"
+    if v.kind == "filling":
+        return "fill"  # through the adapter's fill helper (ApiView.via)
     return "method" if v.record.receiver else "function"
 
 
@@ -164,7 +166,8 @@ def members_and_slots(views: list[ApiView], data: MatchingData, *, call_of=None,
     relations pass none).
 
     ``call_of(view)`` and ``via_of(view)`` choose each member's call style and helper; the
-    default calls functions as functions and methods on their receiver.
+    default calls functions as functions and methods on their receiver. ``canonical`` (a
+    cross-library group's name) also applies the plan overrides scoped to it.
     """
     ordered = sorted(views, key=_pivot_order)
     pivot = ordered[0]
@@ -196,7 +199,7 @@ def members_and_slots(views: list[ApiView], data: MatchingData, *, call_of=None,
         members.append(Member(
             library=v.library, qualname=v.qualname, target=v.record.target, kind=v.kind,
             call=call, plan=plan, receiver_slot=receiver_slot,
-            via=via_of(v) if via_of else None, aliases=list(v.record.aliases),
+            via=via_of(v) if via_of else v.via, aliases=list(v.record.aliases),
             category=v.category, canonical=v.canonical.name, implements=list(v.record.doc_equiv),
         ))
     for slot in slots:

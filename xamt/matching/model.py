@@ -32,8 +32,9 @@ __all__ = [
 #: how a member is called: a function; a method on its receiver; a class constructed then called;
 #: the function under the library's compiler; the function with a preallocated ``out=``; a class
 #: constructed from some arguments whose method then takes the rest (``constructed``:
-#: ``Normal(loc, scale).log_prob(value)``)
-CALL_STYLES = ("function", "method", "module", "compiled", "out", "constructed")
+#: ``Normal(loc, scale).log_prob(value)``); a function filling a tensor the library's helper makes
+#: from the first argument, a shape (``fill``: ``torch.nn.init.eye_``)
+CALL_STYLES = ("function", "method", "module", "compiled", "out", "constructed", "fill")
 RELATIONS = ("cross_library", "alias", "namespace_twin", "function_method", "inplace",
              "out_variant", "functional_module", "eager_compiled", "status_sibling")
 #: value conversions of a slot for a member: numpy array → tensor; list of arrays → list of
@@ -175,7 +176,7 @@ class Member:
     """One API of a group and how to call it.
 
     ``target`` is the API (``"torch:Tensor.abs"``); ``call`` the style (:data:`CALL_STYLES`);
-    ``via`` the ``"module:qualname"`` helper a ``compiled`` or ``out`` call goes through
+    ``via`` the ``"module:qualname"`` helper a ``compiled``, ``out`` or ``fill`` call goes through
     (``xamt.libraries.jax:call_compiled``); ``receiver_slot`` the slot whose value is a method's
     receiver. ``device`` places the call on a device of its library (``cuda:0``, ``gpu:0``,
     ``cpu``: see :mod:`xamt.fuzz.devices`); None runs it where the library puts it by default.
@@ -227,7 +228,7 @@ class Member:
             return ("xamt.libraries.invoke:call_constructed", [self.target, init_kwargs, *args],
                     kwargs)
         args, kwargs = self.plan.bind(values)
-        if self.call in ("compiled", "out"):
+        if self.call in ("compiled", "out", "fill"):
             if not self.via:
                 raise ValueError(f"{self.qualname}: a {self.call} call needs a helper (via)")
             return self.via, [self.target, *args], kwargs

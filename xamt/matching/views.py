@@ -67,6 +67,8 @@ class ApiView:
     #: a poorer reference than its library's plain functions (a sub-API such as
     #: ``numpy.add.reduce``, a keyword-only raw op): never the pivot when one of those is there
     secondary: bool = False
+    #: the helper a ``filling`` API is called through (its adapter's ``fill_call_ref``)
+    via: str | None = None
 
     @property
     def library(self) -> str:
@@ -107,14 +109,19 @@ class ViewIndex:
 
 
 def _view(record: ApiRecord, data: MatchingData,
-          adapter_info: dict[str, tuple[int, str | None, tuple[str, ...]]],
+          adapter_info: dict[str, tuple[int, str | None, tuple[str, ...], str | None]],
           memo: dict[str, str]) -> ApiView:
-    rank, inplace_suffix, keyword_only = adapter_info.get(record.library, (50, None, ()))
+    rank, inplace_suffix, keyword_only, fill_ref = adapter_info.get(record.library,
+                                                                     (50, None, (), None))
     raw_name = record.name
     inplace_of = None
     if inplace_suffix and raw_name.endswith(inplace_suffix) and not raw_name.endswith("__"):
-        inplace_of = raw_name[: -len(inplace_suffix)]
-        raw_name = inplace_of
+        if record.kind == "filling":
+            # it fills a tensor its call makes: an API of its own, named without the suffix
+            raw_name = raw_name[: -len(inplace_suffix)]
+        else:
+            inplace_of = raw_name[: -len(inplace_suffix)]
+            raw_name = inplace_of
     if record.qualifier:
         raw_name = f"{record.qualifier}_{raw_name}"
     if record.kind == "constructed" and record.owner:
@@ -153,7 +160,8 @@ def _view(record: ApiRecord, data: MatchingData,
                    terms=doc_terms(record.doc, data, memo), inplace_of=inplace_of,
                    extra_canonicals=extra, pivot_rank=rank, core_roles=core_roles,
                    core_arity=core_arity,
-                   secondary=record.sub_api_of is not None or record.namespace in keyword_only)
+                   secondary=record.sub_api_of is not None or record.namespace in keyword_only,
+                   via=fill_ref if record.kind == "filling" else None)
 
 
 def build_views(catalogs: dict[str, LibraryCatalog], data: MatchingData,
@@ -165,9 +173,9 @@ def build_views(catalogs: dict[str, LibraryCatalog], data: MatchingData,
         try:
             adapter = registry.get(lib)
             info[lib] = (adapter.pivot_rank, adapter.inplace_suffix,
-                         adapter.keyword_only_namespaces)
+                         adapter.keyword_only_namespaces, adapter.fill_call_ref)
         except Exception:  # a catalog of a library without adapter: defaults
-            info[lib] = (50, None, ())
+            info[lib] = (50, None, (), None)
     memo: dict[str, str] = {}
     index_conflicts: list[tuple[str, str]] = []
     views = [_view(rec, data, info, memo) for cat in catalogs.values() for rec in cat.records]
