@@ -2,6 +2,7 @@ import numpy as np
 
 from tests.groups.helpers import group, member
 from xamt.inputs import GroupInput, materialise, mutate, seed_inputs
+from xamt.inputs.model import SlotValue
 from xamt.inputs.mutate import INVALID_OPS
 
 
@@ -86,3 +87,17 @@ def test_a_group_max_rank_bounds_the_data_arrays():
         ops.add(op)
         assert all(len(r.shape) <= 2 for s in (0, 1) for r in cur[s].all_recipes())
     assert any(op.endswith("reshape") for op in ops)  # reshapes still happen, within the bound
+
+
+def test_a_float_in_a_shape_slot_mutates_as_a_scalar():
+    """numpy.random.gamma(shape, scale, size): `shape` is the gamma shape k (a float), `size` the
+    sample shape; only the latter becomes a list of dimensions."""
+    m = member("numpy", "numpy.random.gamma", "numpy.random:gamma",
+               [(0, "shape", 0, None, True), (1, "size", None, "size", True)])
+    g = group("x:gamma/random", [m], [(0, "shape", "shape"), (1, "size", "shape")], category="random")
+    inp = GroupInput({0: SlotValue.literal(2.0), 1: SlotValue.literal([3, 4])})
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        out, op = mutate(g, inp, rng, p_invalid=0.0)
+        assert isinstance(out[0].value, float), (op, out[0].value)
+        assert isinstance(out[1].value, list)

@@ -158,7 +158,10 @@ def _literal_op(group: Any, inp: GroupInput, slot: int, rng: np.random.Generator
         return inp.replace(slot, SlotValue.literal(new)), "axis"
     if isinstance(value, bool) or role in _BOOL_ROLES:
         return inp.replace(slot, SlotValue.literal(not bool(value))), "flag"
-    if role == "shape" or (isinstance(value, list) and all(isinstance(d, int) for d in value)):
+    # a float in a slot named like a shape is a distribution's shape parameter (numpy.random.gamma's
+    # `shape` k), not a sample shape: it mutates as a scalar
+    if ((role == "shape" and not isinstance(value, float))
+            or (isinstance(value, list) and all(isinstance(d, int) for d in value))):
         shape = list(fv.draw_shape(rng, min_rank=1, max_rank=3))
         return inp.replace(slot, SlotValue.literal(shape)), "shape_arg"
     if isinstance(value, int) or role in _INT_ROLES:
