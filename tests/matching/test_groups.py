@@ -280,7 +280,8 @@ def test_a_fixed_argument_applies_only_in_its_group(groups):
     assert axis.transform == "tuple"  # numpy takes the axes only as a tuple
     assert "ord" not in _fixed(members(groups["x:norm/linalg"])["numpy.linalg.norm"])
     assert _fixed(members(groups["x:pinvh/linalg"])["numpy.linalg.pinv"]) == {"hermitian": True}
-    assert "hermitian" not in _fixed(members(groups["x:pinv/linalg"])["numpy.linalg.pinv"])
+    # the general pinv group keeps hermitian False (a promise about the input fuzzing does not keep)
+    assert _fixed(members(groups["x:pinv/linalg"])["numpy.linalg.pinv"]) == {"hermitian": False}
 
 
 def test_special_functions_meet_through_a_fixed_order_or_an_output(groups):

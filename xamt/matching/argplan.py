@@ -230,9 +230,10 @@ def plan_for(
         for kw, dtype_name in ov.fixed_dtype.items():
             extra.append(ArgSpec(slot=None, param=kw, keyword=kw, value=dtype_name,
                                  transform="dtype"))
-        # a parameter the plan fixes is fed by no slot (the pivot's own plan too: its slot then
-        # feeds no member, and the group never needs an input for it)
-        for kw in (*ov.fixed, *ov.fixed_dtype):
+        # a parameter the plan fixes is fed by no slot (fixed values above; fixed dtypes here, in
+        # the pivot's own plan too: its slot then feeds no member, and the group never needs an
+        # input for it)
+        for kw in ov.fixed_dtype:
             for k, inp in enumerate(member):
                 if inp.name == kw:
                     pairs.pop(k, None)
