@@ -79,3 +79,14 @@ def test_segment_ids_are_sorted_and_cover_every_segment(rows):
     count = structured.apply_derived("segment_count_of:0", {0: np.zeros((rows, 4))})
     assert ids.dtype == np.int64 and len(ids) == rows
     assert (np.diff(ids) >= 0).all() and set(ids.tolist()) == set(range(count))
+
+
+def test_degrees_are_small_non_negative_integers():
+    """An orthogonal polynomial's degree n stays a non-negative integer whatever the fuzzer did
+    to the recipe (a float, negative, huge or non-finite base)."""
+    for dtype, scale in (("float32", 0.0), ("float64", 6.0), ("int64", 0.0)):
+        base = ArrayRecipe(seed=3, dtype=dtype, shape=(50,), log10_scale=scale, nonfinite_rate=0.2).build()
+        n = structured.apply_array("degree", base, {})
+        assert n.dtype.kind == "i" and (n >= 0).all() and (n <= 10).all()
+    assert len(np.unique(structured.apply_array("degree", _base((200,)), {}))) > 3
+    assert "degree" in structured.INTEGER_STRUCTURES

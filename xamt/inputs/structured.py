@@ -196,6 +196,15 @@ def _class_of(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray
     return idx.astype(_int_dtype(a))
 
 
+def _degree(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
+    """Non-negative integer degrees 0..10 (an orthogonal polynomial's n: scipy evaluates a
+    non-integer or negative n as another function, torch truncates it)."""
+    w = np.nan_to_num(_float_work(a).real, nan=0.0, posinf=0.0, neginf=0.0)
+    with np.errstate(all="ignore"):
+        n = np.floor(np.abs(w) * 3.0) % 11
+    return n.astype(_int_dtype(a))
+
+
 def _counts_of(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
     value = _target(ctx, arg, "counts_of")
     try:
@@ -266,6 +275,7 @@ ARRAY_STRUCTURES: dict[str, ArrayStructure] = {
     "index_into": _index_into,
     "index_out_of": _index_out_of,
     "class_of": _class_of,
+    "degree": _degree,
     "counts_of": _counts_of,
     "segments_of": _segments_of,
 }
@@ -280,7 +290,7 @@ DERIVED_STRUCTURES: dict[str, DerivedStructure] = {
 }
 #: structures whose values must keep an integer dtype (dtype mutations leave them alone)
 INTEGER_STRUCTURES = frozenset({"index_into", "index_out_of", "class_of", "counts_of",
-                                "segments_of"})
+                                "segments_of", "degree"})
 #: structures that read another slot
 REFERENCING = frozenset({"index_into", "index_out_of", "class_of", "counts_of", "segments_of",
                          *DERIVED_STRUCTURES})
