@@ -166,12 +166,17 @@ def _int_dtype(a: np.ndarray) -> np.dtype:
     return a.dtype if a.dtype.kind in "iu" else np.dtype(np.int64)
 
 
-def _index_into(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
-    bound = max(_bound(ctx, arg, "index_into"), 1)
+def _folded(a: np.ndarray, scale: float, n: int) -> np.ndarray:
+    """Integers 0..n-1 from the recipe's values (|x| * scale, floored, modulo n; non-finite
+    values count as 0), in ``a``'s integer dtype (int64 for a float recipe)."""
     w = np.nan_to_num(_float_work(a).real, nan=0.0, posinf=0.0, neginf=0.0)
     with np.errstate(all="ignore"):
-        idx = np.floor(np.abs(w) * 1000.0) % bound
+        idx = np.floor(np.abs(w) * scale) % n
     return idx.astype(_int_dtype(a))
+
+
+def _index_into(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
+    return _folded(a, 1000.0, max(_bound(ctx, arg, "index_into"), 1))
 
 
 def _index_out_of(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
@@ -184,33 +189,27 @@ def _index_out_of(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.nda
     return idx.astype(dt)
 
 
-def _class_of(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
-    value = _target(ctx, arg, "class_of")
+def _count(ctx: dict[int, Any], arg: str | None, name: str, least: int) -> int:
+    """The referenced slot as a count (an integer, or an array's size), at least ``least``."""
+    value = _target(ctx, arg, name)
     try:
-        n = max(int(value), 1)
+        return max(int(value), least)
     except (TypeError, ValueError):
-        n = max(int(np.asarray(value).size), 1)
-    w = np.nan_to_num(_float_work(a).real, nan=0.0, posinf=0.0, neginf=0.0)
-    with np.errstate(all="ignore"):
-        idx = np.floor(np.abs(w) * 1000.0) % n
-    return idx.astype(_int_dtype(a))
+        return max(int(np.asarray(value).size), least)
+
+
+def _class_of(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
+    return _folded(a, 1000.0, _count(ctx, arg, "class_of", 1))
 
 
 def _degree(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
     """Non-negative integer degrees 0..10 (an orthogonal polynomial's n: scipy evaluates a
     non-integer or negative n as another function, torch truncates it)."""
-    w = np.nan_to_num(_float_work(a).real, nan=0.0, posinf=0.0, neginf=0.0)
-    with np.errstate(all="ignore"):
-        n = np.floor(np.abs(w) * 3.0) % 11
-    return n.astype(_int_dtype(a))
+    return _folded(a, 3.0, 11)
 
 
 def _counts_of(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
-    value = _target(ctx, arg, "counts_of")
-    try:
-        n = max(int(value), 0)
-    except (TypeError, ValueError):
-        n = max(int(np.asarray(value).size), 0)
+    n = _count(ctx, arg, "counts_of", 0)
     if a.ndim == 0 or a.size == 0:
         return np.full(a.shape, n).astype(_int_dtype(a))
     w = np.nan_to_num(_float_work(a).real, nan=0.0, posinf=0.0, neginf=0.0)
