@@ -195,15 +195,20 @@ def _call_code(member: Any, adapter: Any, values: Mapping[int, Any], var: str, g
         for s in key_slots & set(conv):
             if not isinstance(values[s], np.ndarray):
                 conv[s] = _Code(f"{glue}.{key_fn}({values[s]!r})")
-    # fixed dtype arguments become the library's dtype (as the worker does)
-    fixed = []
-    for specs in (plan.args, plan.init_args):
-        fixed.append([dataclasses.replace(a, value=_Code(f"{glue}.dtype({a.value!r})"))
-                      if a.slot is None and a.transform == "dtype" and isinstance(a.value, str)
-                      and adapter.dtype_ref else
-                      dataclasses.replace(a, value=_Code(f"{glue}.{_ref_name(adapter.prng_key_ref)}({a.value!r})"))
-                      if a.slot is None and a.transform == "prng_key" and adapter.prng_key_ref
-                      else a for a in specs])
+    # fixed arguments as the worker passes them: dtype names become the library's dtype, seeds
+    # its PRNG key, sequences (JSON lists in the registry) tuples
+    def fixed_value(a: Any) -> Any:
+        if a.slot is not None:
+            return a
+        if a.transform == "dtype" and isinstance(a.value, str) and adapter.dtype_ref:
+            return dataclasses.replace(a, value=_Code(f"{glue}.dtype({a.value!r})"))
+        if a.transform == "prng_key" and adapter.prng_key_ref:
+            return dataclasses.replace(a, value=_Code(f"{glue}.{_ref_name(adapter.prng_key_ref)}({a.value!r})"))
+        if a.transform == "tuple" and isinstance(a.value, list):
+            return dataclasses.replace(a, value=tuple(a.value))
+        return a
+
+    fixed = [[fixed_value(a) for a in specs] for specs in (plan.args, plan.init_args)]
     if fixed[0] or fixed[1]:
         member = dataclasses.replace(member, plan=dataclasses.replace(plan, args=fixed[0], init_args=fixed[1]))
     if adapter.dtype_ref:

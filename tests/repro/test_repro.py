@@ -166,3 +166,20 @@ def test_constructed_member_is_written_as_construct_then_method(tmp_path):
     assert "torch.distributions.Normal(loc=V[1], scale=0.5).log_prob(" in text
     path = write(tmp_path / "c", text, [vals])
     assert verify(path, expect="value", timeout=120).returncode == 0
+
+
+def test_a_fixed_sequence_is_passed_as_a_tuple(tmp_path):
+    """A fixed axis pair read back from the registry is a JSON list; the script passes a tuple,
+    as the worker does (numpy.linalg.norm takes two axes only as a tuple)."""
+    def norm(ord_):
+        plan = ArgumentPlan(args=[ArgSpec(slot=0, param="x", position=0, transform="tensor"),
+                                  ArgSpec(slot=None, param="ord", keyword="ord", value=ord_),
+                                  ArgSpec(slot=None, param="axis", keyword="axis", value=[-2, -1],
+                                          transform="tuple")])
+        return Member(library="numpy", qualname="numpy.linalg.norm", target="numpy.linalg:norm",
+                      kind="function", call="function", plan=plan)
+    spec, vals = spec_for([norm("nuc"), norm("fro")])
+    text = render(spec)
+    assert "axis=(-2, -1)" in text
+    r = verify(write(tmp_path / "n", text, [vals]), expect="value", timeout=120)
+    assert r.reproduced and r.returncode == 1, r.output_tail  # both ran; the norms differ
