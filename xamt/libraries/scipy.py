@@ -7,6 +7,9 @@ from xamt.libraries.base import LibraryAdapter, ParamSpec, same_dtype_names
 
 __all__ = ["adapter", "from_numpy", "to_numpy", "distribution_signature", "DISTRIBUTIONS"]
 
+#: distributions of DISTRIBUTIONS whose computational methods are not mined, only their sampler
+#: (numpy.random / jax.random draw from them; no other library computes their pdf, cdf, ...)
+SAMPLED_ONLY = ("logser", "ncx2", "ncf", "powerlaw", "zipf", "maxwell", "loggamma", "ortho_group")
 #: scipy.stats distributions mined as namespaces (their pdf/cdf/... methods): those other
 #: installed libraries reimplement (jax.scipy.stats has the same names; torch.distributions'
 #: classes are matched to them by xamt/data/distributions.toml)
@@ -17,14 +20,11 @@ DISTRIBUTIONS = (
     "vonmises", "wrapcauchy",
     # torch.distributions has these too (xamt/data/distributions.toml)
     "f", "genpareto", "halfcauchy", "halfnorm", "invgamma", "lognorm", "weibull_min",
-    # torch.distributions.Wishart's counterpart (s11)
+    # torch.distributions.Wishart's counterpart
     "wishart",
-    # samplers (s11): only their `rvs` is mined (SAMPLED_ONLY), numpy.random / jax.random draw
-    # from them but no other library computes their pdf, cdf, ...
-    "logser", "ncx2", "ncf", "powerlaw", "zipf", "maxwell", "loggamma", "ortho_group",
+    # samplers: only their `rvs` is mined
+    *SAMPLED_ONLY,
 )
-#: distributions of DISTRIBUTIONS whose computational methods are not mined, only their sampler
-SAMPLED_ONLY = ("logser", "ncx2", "ncf", "powerlaw", "zipf", "maxwell", "loggamma", "ortho_group")
 #: distributions whose sampler (``rvs``) is mined: those another library samples from with the
 #: same parametrisation (numpy.random, jax.random, torch.distributions' ``sample``; the
 #: aliases in xamt/data/aliases.toml name their samplers). Not mined, on purpose: lognorm

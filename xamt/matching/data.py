@@ -222,9 +222,9 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
     hard = frozenset(_str_list(cat.get("hard", []), "categories.toml", "hard"))
     soft = frozenset(_str_list(cat.get("soft", []), "categories.toml", "soft"))
     excluded = frozenset(_str_list(cat.get("excluded", []), "categories.toml", "excluded"))
-    for c in [c for _, c in [*overrides, *namespaces, *namespaces_first]] + [m[2] for m in category_members]:
-        _expect(c in hard or c in soft, "categories.toml", f"category {c!r} is neither hard nor soft")
-    for c, _ in terms:
+    named = [*(c for _, c in [*overrides, *namespaces, *namespaces_first]),
+             *(c for _, _, c in category_members), *(c for c, _ in terms)]
+    for c in named:
         _expect(c in hard or c in soft, "categories.toml", f"category {c!r} is neither hard nor soft")
 
     ro = raw["roles.toml"]
