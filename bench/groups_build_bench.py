@@ -53,7 +53,7 @@ def _groups():
 
 
 def _inputs(group, n, seed0):
-    from xamt.fuzz.values import ArrayRecipe
+    from xamt.inputs.arrays import ArrayRecipe
     from xamt.inputs import GroupInput, SlotValue
 
     return [GroupInput({s.index: SlotValue.array(ArrayRecipe(seed=seed0 + i * 7 + s.index, shape=(3, 4)))

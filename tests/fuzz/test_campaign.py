@@ -11,7 +11,7 @@ import pytest
 
 from xamt.findings import FindingClass, FindingsStore
 from xamt.fuzz.campaign import FuzzConfig, parse_budget, run_campaign
-from xamt.fuzz.values import ArrayRecipe
+from xamt.inputs.arrays import ArrayRecipe
 from xamt.groups.model import REGISTRY_SCHEMA, MemberInfo, RegisteredGroup
 from xamt.inputs.model import GroupInput, SlotValue
 from xamt.matching.model import ArgSpec, ArgumentPlan, GroupSlot, Member

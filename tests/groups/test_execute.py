@@ -4,7 +4,7 @@ import pytest
 from tests.groups.helpers import group, member, unary
 from xamt.groups.execute import ExecItem, GroupExecutor, member_spec, run_members
 from xamt.inputs import GroupInput, SlotValue, materialise, seed_inputs
-from xamt.fuzz.values import ArrayRecipe
+from xamt.inputs.arrays import ArrayRecipe
 
 
 def test_run_members_in_process(adapters):

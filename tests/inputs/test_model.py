@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from xamt.errors import ConfigError
-from xamt.fuzz.values import ArrayRecipe
+from xamt.inputs.arrays import ArrayRecipe
 from xamt.inputs import GroupInput, SlotValue, materialise
 from xamt.inputs.materialise import as_literal
 

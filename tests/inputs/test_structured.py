@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from xamt.errors import ConfigError
-from xamt.fuzz.values import ArrayRecipe
+from xamt.inputs.arrays import ArrayRecipe
 from xamt.inputs import structured
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from xamt.errors import ConfigError
+from xamt.matching.model import CPU, cpu_twin, device_label
 
 __all__ = ["DevicePlan", "parse_devices", "probe_devices", "discover", "resolve",
            "with_device_twins", "device_label", "cpu_twin", "PROBE_DEVICES", "CPU"]
@@ -29,13 +30,8 @@ __all__ = ["DevicePlan", "parse_devices", "probe_devices", "discover", "resolve"
 _log = logging.getLogger("xamt.fuzz.devices")
 
 PROBE_DEVICES = "xamt.fuzz.devices:probe_devices"
-CPU = "cpu"
 
 
-def device_label(qualname: str, device: str | None) -> str:
-    """The name a member placed on ``device`` is shown under (``torch.sum@cuda:0``); CPU and
-    default placement keep the plain name."""
-    return qualname if device in (None, CPU) else f"{qualname}@{device}"
 
 
 def parse_devices(text: str | Sequence[str] | None) -> str | tuple[str, ...]:
@@ -197,15 +193,3 @@ def with_device_twins(group: Any, plan: DevicePlan) -> Any:
     if not twins:
         return group
     return dataclasses.replace(group, members=members + twins, member_info=infos + twin_infos)
-
-
-def cpu_twin(members: Sequence[Any], index: int) -> int | None:
-    """Index of the CPU original of the device twin ``members[index]`` (None: not a twin)."""
-    m = members[index]
-    if m.device in (None, CPU):
-        return None
-    for i, o in enumerate(members):
-        if (o.device == CPU and o.library == m.library and o.target == m.target and o.call == m.call
-                and o.via == m.via and o.plan == m.plan):
-            return i
-    return None

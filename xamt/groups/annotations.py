@@ -15,7 +15,7 @@ from typing import Any
 
 from xamt.datafiles import read_toml
 from xamt.errors import DataFileError
-from xamt.fuzz.values import DTYPE_NAMES
+from xamt.inputs.arrays import DTYPE_NAMES
 from xamt.groups.normalise import check_name
 
 __all__ = ["GroupAnnotation", "MemberAnnotation", "Annotations", "load_annotations",

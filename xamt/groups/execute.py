@@ -279,7 +279,7 @@ def probe_dtypes(member: Sequence[Any], values: Mapping[int, Any], data_slots: S
     ``abstract`` names an evaluator (``"jax:eval_shape"``) that traces the call instead of
     running it, for libraries that compile every new dtype (the probe then costs a trace).
     """
-    from xamt.fuzz.values import numpy_dtype
+    from xamt.inputs.arrays import numpy_dtype
 
     mid, spec_bytes = member
     prep = _prepared(mid, spec_bytes)

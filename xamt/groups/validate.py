@@ -145,7 +145,7 @@ def _shape_text(sig: Any) -> str:
 
 
 def _order(dtype: str) -> int:
-    from xamt.fuzz.values import DTYPE_NAMES
+    from xamt.inputs.arrays import DTYPE_NAMES
 
     return DTYPE_NAMES.index(dtype) if dtype in DTYPE_NAMES else len(DTYPE_NAMES)
 

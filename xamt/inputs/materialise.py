@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from xamt.errors import ConfigError
-from xamt.fuzz.values import numpy_dtype
+from xamt.inputs.arrays import numpy_dtype
 from xamt.inputs import structured
 from xamt.inputs.model import GroupInput, SlotValue
 

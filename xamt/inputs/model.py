@@ -1,7 +1,7 @@
 """The input of one group execution: one value per callable slot, as regenerable data.
 
 A :class:`GroupInput` maps slot indices to :class:`SlotValue` s. Nothing in it is an array: array
-slots hold :class:`~xamt.fuzz.values.ArrayRecipe` s (regenerated bit for bit by
+slots hold :class:`~xamt.inputs.arrays.ArrayRecipe` s (regenerated bit for bit by
 :func:`materialise`), optionally post-processed by a named *structure* (an SPD matrix, a
 probability vector, indices valid for another slot; see :mod:`xamt.inputs.structured`); literal
 slots (axes, flags, counts, shapes) hold JSON values; dtype slots hold a dtype name. So an input
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Mapping
 
 from xamt.errors import ConfigError
-from xamt.fuzz.values import ArrayRecipe
+from xamt.inputs.arrays import ArrayRecipe
 
 __all__ = ["SlotValue", "GroupInput", "KINDS"]
 

@@ -1,7 +1,7 @@
 """Fuzzing mutations of a group input, per slot role.
 
 :func:`mutate` returns a new :class:`~xamt.inputs.model.GroupInput` and the name of what it did.
-Arrays change through :func:`xamt.fuzz.values.mutate` (rescale, boundary and non-finite
+Arrays change through :func:`xamt.inputs.arrays.mutate` (rescale, boundary and non-finite
 injection, reshape, redtype, reseed); a reshape or redtype usually moves every data array that
 shared the shape (dtype) together, so binary and matrix operations stay callable, and literal axes
 follow the new rank. Literals change by role: axes (negative, ``None``, tuples), flags flip,
@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from xamt.fuzz import values as fv
+from xamt.inputs import arrays as fv
 from xamt.inputs.model import GroupInput, SlotValue
 from xamt.inputs.seed import fit_axis
 from xamt.inputs.seed import is_data_slot as _is_data
@@ -25,7 +25,7 @@ from xamt.inputs.structured import split
 
 __all__ = ["mutate", "MUTATION_OPS", "INVALID_OPS"]
 
-#: array operators (from :mod:`xamt.fuzz.values`) and literal operators
+#: array operators (from :mod:`xamt.inputs.arrays`) and literal operators
 MUTATION_OPS = tuple(fv.MUTATIONS) + ("axis", "flag", "integer", "scalar", "dtype_arg", "shape_arg")
 INVALID_OPS = ("invalid:axis", "invalid:dtype", "invalid:index", "invalid:shape", "invalid:count")
 

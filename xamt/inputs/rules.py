@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from xamt.datafiles import read_toml
 from xamt.errors import DataFileError
-from xamt.fuzz.values import DTYPE_NAMES
+from xamt.inputs.arrays import DTYPE_NAMES
 
 __all__ = ["SlotSpec", "InputRules", "load_input_rules", "SPEC_KINDS"]
 

@@ -24,7 +24,7 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
-from xamt.fuzz.values import ArrayRecipe
+from xamt.inputs.arrays import ArrayRecipe
 from xamt.inputs.model import GroupInput, SlotValue
 from xamt.inputs.rules import InputRules, SlotSpec, load_input_rules
 from xamt.inputs.structured import INTEGER_STRUCTURES, split

@@ -22,9 +22,10 @@ through ``to_json()`` / ``from_json()``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 __all__ = [
+    "CPU", "device_label", "cpu_twin",
     "ArgSpec", "ArgumentPlan", "Member", "GroupSlot", "CandidateGroup", "CALL_STYLES",
     "RELATIONS", "TRANSFORMS", "band",
 ]
@@ -327,3 +328,27 @@ class CandidateGroup:
             lossy=bool(data.get("lossy", False)), same_object=bool(data.get("same_object", False)),
             evidence=dict(data.get("evidence", {})), notes=list(data.get("notes", [])),
         )
+
+
+# -- device naming (the CPU-vs-device oracle's twins, xamt/fuzz/devices.py) ----------------
+
+#: the device every other one is compared against
+CPU = "cpu"
+
+
+def device_label(qualname: str, device: str | None) -> str:
+    """The name a member placed on ``device`` is shown under (``torch.sum@cuda:0``); CPU and
+    default placement keep the plain name."""
+    return qualname if device in (None, CPU) else f"{qualname}@{device}"
+
+
+def cpu_twin(members: Sequence[Any], index: int) -> int | None:
+    """Index of the CPU original of the device twin ``members[index]`` (None: not a twin)."""
+    m = members[index]
+    if m.device in (None, CPU):
+        return None
+    for i, o in enumerate(members):
+        if (o.device == CPU and o.library == m.library and o.target == m.target and o.call == m.call
+                and o.via == m.via and o.plan == m.plan):
+            return i
+    return None

@@ -557,7 +557,7 @@ class Triage:
                 crash_signal: int | None = None, crash_status: str | None = None) -> TriageOutcome:
         from sandbox import codec
 
-        from xamt.fuzz.devices import cpu_twin
+        from xamt.matching.model import cpu_twin
 
         group = cand.group
         out_m = group.members[outlier]

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from xamt.fuzz.values import (
+from xamt.inputs.arrays import (
     DTYPE_NAMES,
     MUTATIONS,
     ArrayRecipe,

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from xamt.libraries.base import DTYPE_NAMES
+
 __all__ = [
     "DTYPE_NAMES",
     "ArrayRecipe",
@@ -30,14 +32,6 @@ __all__ = [
     "SHAPES",
 ]
 
-#: dtype names Xamt fuzzes with, in the order used for reports.
-DTYPE_NAMES: tuple[str, ...] = (
-    "bool",
-    "int8", "int16", "int32", "int64",
-    "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64",
-    "complex64", "complex128",
-)
 
 
 @functools.cache
