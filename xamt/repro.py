@@ -34,7 +34,8 @@ import numpy as np
 from xamt.libraries.base import resolve_ref
 from xamt.standalone import standalone_source
 
-__all__ = ["ReproSpec", "render", "write", "spec_inputs", "verify", "VerifyResult", "encode_inputs",
+__all__ = ["ReproSpec", "render", "write", "spec_inputs", "verify", "judge_replay", "replay_env",
+           "VerifyResult", "encode_inputs",
            "decode_inputs", "REPRODUCED", "NOT_REPRODUCED", "CANNOT_RUN"]
 
 REPRODUCED, NOT_REPRODUCED, CANNOT_RUN = 1, 0, 3
@@ -433,38 +434,51 @@ class VerifyResult:
     output_tail: str
 
 
+def replay_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a reproducer is replayed in: ours, with single-threaded libraries (the
+    conditions the sandbox workers ran under) and faulthandler on."""
+    full_env = dict(os.environ)
+    full_env.update({"OMP_NUM_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "2",
+                     "PYTHONFAULTHANDLER": "1"})
+    full_env.update(env or {})
+    return full_env
+
+
+def judge_replay(expect: str, rc: int | None, timed_out: bool, stdout: bytes, stderr: bytes,
+                 seconds: float, crash_signal: int | None = None) -> VerifyResult:
+    """The verdict on one replay of a script (its exit status, or a timeout, and its output)."""
+    tail = (stdout + stderr)[-4000:].decode("utf-8", "replace")
+    if timed_out:
+        return VerifyResult(expect == "crash" and crash_signal == 0, None, True, seconds, tail)
+    assert rc is not None
+    if expect == "crash":
+        died = rc < 0 and (crash_signal in (None, 0) or -rc == crash_signal)
+        if crash_signal is None and rc < 0 and -rc in (signal.SIGKILL,):
+            died = True
+        return VerifyResult(bool(died), rc, False, seconds, tail)
+    # exit status 1 alone is not enough (a script Python cannot even compile exits 1 too):
+    # the script's own verdict line must say so
+    reproduced = rc == REPRODUCED and "\nREPRODUCED" in "\n" + stdout.decode("utf-8", "replace")
+    return VerifyResult(reproduced, rc, False, seconds, tail)
+
+
 def verify(script: str | Path, *, expect: str, timeout: float = 120.0,
            env: Mapping[str, str] | None = None, crash_signal: int | None = None) -> VerifyResult:
     """Run ``script`` with this interpreter in a fresh process and judge the result.
 
     For ``expect="crash"`` the script reproduces when it dies from ``crash_signal`` (any signal
     when None), or runs past ``timeout`` when ``crash_signal`` is 0 (a timeout finding).
+    (:class:`xamt.replay.ReplayServer` does the same without paying the libraries' import.)
     """
     # absolute: the script runs with its own folder as the working directory, where a path
     # relative to ours (``xamt-out/findings/...``, as `make fuzz` gives) would not be found
     script = Path(script).resolve()
-    full_env = dict(os.environ)
-    # single-threaded libraries: the same conditions the sandbox workers ran under
-    full_env.update({"OMP_NUM_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "2",
-                     "PYTHONFAULTHANDLER": "1"})
-    full_env.update(env or {})
     start = time.monotonic()
     try:
-        proc = subprocess.run([sys.executable, str(script)], cwd=script.parent, env=full_env,
+        proc = subprocess.run([sys.executable, str(script)], cwd=script.parent, env=replay_env(env),
                               stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired as exc:
-        tail = ((exc.stdout or b"") + (exc.stderr or b""))[-4000:].decode("utf-8", "replace")
-        return VerifyResult(expect == "crash" and crash_signal == 0, None, True,
-                            time.monotonic() - start, tail)
-    out_text = proc.stdout.decode("utf-8", "replace")
-    tail = (proc.stdout + proc.stderr)[-4000:].decode("utf-8", "replace")
-    rc = proc.returncode
-    if expect == "crash":
-        died = rc < 0 and (crash_signal in (None, 0) or -rc == crash_signal)
-        if crash_signal is None and rc < 0 and -rc in (signal.SIGKILL,):
-            died = True
-        return VerifyResult(bool(died), rc, False, time.monotonic() - start, tail)
-    # exit status 1 alone is not enough (a script Python cannot even compile exits 1 too):
-    # the script's own verdict line must say so
-    reproduced = rc == REPRODUCED and "\nREPRODUCED" in "\n" + out_text
-    return VerifyResult(reproduced, rc, False, time.monotonic() - start, tail)
+        return judge_replay(expect, None, True, exc.stdout or b"", exc.stderr or b"",
+                            time.monotonic() - start, crash_signal)
+    return judge_replay(expect, proc.returncode, False, proc.stdout, proc.stderr,
+                        time.monotonic() - start, crash_signal)

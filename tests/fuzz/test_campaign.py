@@ -95,7 +95,7 @@ def campaign(tmp_path_factory):
 
 def _run(out):
     return run_campaign(FuzzConfig(out=out, libraries=["numpy"], budget_s=25, workers=2, seed=3,
-                                  batch=16, timeout=5, progress=False, verify_timeout=60))
+                                  window=16, timeout=5, progress=False, verify_timeout=60))
 
 
 def test_campaign_finds_the_planted_divergences(campaign):
@@ -152,7 +152,7 @@ def test_killed_campaign_resumes(tmp_path):
     with Store(out / "xamt.db") as st:
         killed = FindingsStore(st).campaign()
     assert killed.status == "running"  # died without a goodbye
-    res = run_campaign(FuzzConfig(out=out, libraries=["numpy"], resume=True, batch=8, timeout=5,
+    res = run_campaign(FuzzConfig(out=out, libraries=["numpy"], resume=True, window=8, timeout=5,
                                   progress=False, triage=False))
     with Store(out / "xamt.db") as st:
         c = FindingsStore(st).campaign()

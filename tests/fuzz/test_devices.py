@@ -183,7 +183,7 @@ def device_campaign(tmp_path_factory, pythonpath):
     make_store(out, GROUPS)
     logged = []
     res = run_campaign(FuzzConfig(out=out, libraries=["numpy", "fakelib"], budget_s=20, workers=2,
-                                  seed=5, batch=16, timeout=5, progress=False, verify_timeout=60,
+                                  seed=5, window=16, timeout=5, progress=False, verify_timeout=60,
                                   extra_adapters=[fakelib.adapter()]), log=logged.append)
     return out, res, logged
 
@@ -251,7 +251,7 @@ def test_cpu_only_campaign_skips_the_device_oracle(tmp_path, pythonpath):
     make_store(out, GROUPS)
     logged = []
     res = run_campaign(FuzzConfig(out=out, libraries=["numpy", "fakelib"], budget_s=4, workers=1, seed=5,
-                                  batch=8, timeout=5, progress=False, triage=False, devices=("cpu",),
+                                  window=8, timeout=5, progress=False, triage=False, devices=("cpu",),
                                   extra_adapters=[fakelib.adapter()]), log=logged.append)
     assert res.devices == "device oracle: skipped (--devices cpu)" and res.devices in logged
     assert res.iterations > 0 and res.device_findings == 0
@@ -265,7 +265,7 @@ def test_cpu_only_campaign_skips_the_device_oracle(tmp_path, pythonpath):
 def test_auto_without_a_second_device_skips_cleanly(tmp_path, pythonpath):
     out = tmp_path / "auto"
     make_store(out, GROUPS)
-    res = run_campaign(FuzzConfig(out=out, libraries=["numpy"], budget_s=3, workers=1, batch=8,
+    res = run_campaign(FuzzConfig(out=out, libraries=["numpy"], budget_s=3, workers=1, window=8,
                                   timeout=5, progress=False, triage=False), log=lambda _: None)
     assert res.devices == "device oracle: skipped (no device other than the CPU found)"
     with Store(out / "xamt.db") as st:

@@ -1,25 +1,29 @@
-"""A fuzzing campaign: the loop that runs groups on inputs, judges, searches and files findings.
+"""A fuzzing campaign: the driver that wires the search, the budget, the engine, triage and the
+store together (``xamt fuzz``).
 
 One iteration of a group ("group-iteration") runs every member of the group on one input in the
-sandbox and compares the outputs. The loop works in batches: the search proposes a batch of
-(group, input) pairs, the :class:`~xamt.groups.execute.GroupExecutor` runs them all in one
-round of the pool, each run is judged by the oracles (status/crash/internal signals from
-:mod:`xamt.oracle`, value agreement from the comparator), its dispersion feeds the search, and
-new divergences go to triage (:mod:`xamt.triage.pipeline`), which files verified findings.
+sandbox and compares the outputs. The streaming engine (:mod:`xamt.fuzz.engine`) keeps a window
+of them in flight and hands each back as it completes; the cost-aware schedule
+(:mod:`xamt.fuzz.schedule`) says what runs next. Each run is judged by the oracles
+(status/crash/internal signals from :mod:`xamt.oracle`, value agreement from the comparator), its
+dispersion feeds the search (:mod:`xamt.fuzz.search`), and new divergences go to triage, which
+works on a thread of its own beside fuzzing (:mod:`xamt.triage.runner`); this thread files what
+it verified.
 
-Nothing is lost to a crash of the fuzzer itself: after every batch the campaign's counters, a
-time-series sample and the search state of the groups it touched are committed to the store;
-``--resume`` continues the latest unfinished campaign from there (only the batch in flight is
-run again). Findings are committed as they are filed.
+Nothing is lost to a crash of the fuzzer itself: at least every ``checkpoint_seconds`` and every
+window of completed iterations, the campaign's counters, a time-series sample and the search
+state of the groups touched are committed to the store; ``--resume`` continues the latest
+unfinished campaign from there (at most one window of iterations runs again). Findings are
+committed as they are filed.
 """
 from __future__ import annotations
 
+import collections
+import hashlib
 import json
-import logging
 import platform
 import shutil
 import signal
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,23 +34,29 @@ import numpy as np
 from xamt.errors import ConfigError, XamtError
 from xamt.findings import Campaign, FindingsStore, histogram_of
 from xamt.fuzz.devices import DevicePlan, discover, resolve, with_device_twins
+from xamt.fuzz.engine import Engine, LocalExecutor
+from xamt.fuzz.schedule import SLOW, Proposal, Schedule, ScheduleSettings, load_settings
 from xamt.fuzz.search import Search
 from xamt.groups.agree import Agreement
+from xamt.groups.execute import ExecItem
+from xamt.log import get_logger
 from xamt.oracle import ErrorKinds, SignalKind, error_key, judge_statuses
+from xamt.progress import Progress
 from xamt.store import Schema, Store, default_db_path
 from xamt.triage.pipeline import Candidate, Triage, call_rank, declared_originals, input_signature
+from xamt.triage.runner import TriageRunner
 
 __all__ = ["FuzzConfig", "FuzzResult", "run_campaign", "FUZZ_STATE_SCHEMA", "parse_budget",
            "comparable_members", "status_suspects"]
 
-_log = logging.getLogger("xamt.fuzz")
+_log = get_logger("fuzz")
 
 FUZZ_STATE_SCHEMA = Schema(
     component="fuzz_state",
     version=1,
     tables=("fuzz_group_state", "fuzz_seen"),
     statements=(
-        # the search state of one group in one campaign (corpus, counters), rewritten per batch
+        # the search state of one group in one campaign (corpus, counters), rewritten at every checkpoint
         "CREATE TABLE IF NOT EXISTS fuzz_group_state ("
         " campaign_id INTEGER NOT NULL, group_key TEXT NOT NULL, state TEXT NOT NULL,"
         " PRIMARY KEY (campaign_id, group_key))",
@@ -85,17 +95,18 @@ class FuzzConfig:
     seed: int = 0
     resume: bool = False
     guided: bool = True
-    batch: int = 64
+    #: group-iterations in flight (None: ``window_per_worker`` of ``fuzzing.toml`` per worker)
+    window: int | None = None
     timeout: float = 10.0
     memory_limit: int | None = 4 << 30
     relations: Sequence[str] | None = None
     triage: bool = True
-    triage_share: float = 0.35
     minimise_budget: int = 24
     verify_timeout: float = 120.0
     progress: bool = True
     max_groups: int | None = None
-    checkpoint_every: int = 1
+    #: another ``fuzzing.toml`` (None: the packaged one)
+    settings_path: Path | None = None
     #: ``"auto"`` (every device the libraries report), ``"cpu"`` (no device oracle) or a tuple
     #: of device names (:func:`xamt.fuzz.devices.parse_devices`)
     devices: str | tuple[str, ...] = "auto"
@@ -125,6 +136,13 @@ class FuzzResult:
     divergences_by_signal: dict[str, int] = field(default_factory=dict)
     #: groups that showed at least one divergence
     groups_diverging: int = 0
+    #: distinct divergences never triaged (the budget ended first)
+    not_triaged: int = 0
+    #: seconds triage worked (beside fuzzing) and seconds of iterations in the slow lane
+    triage_s: float = 0.0
+    compile_s: float = 0.0
+    #: groups that ran at least once
+    groups_visited: int = 0
 
     @property
     def iterations_per_s(self) -> float:
@@ -213,44 +231,16 @@ def _select(groups: list[Any], libraries: Sequence[str] | None, relations: Seque
     return out
 
 
-class _Progress:
-    """A live line on a terminal (rich), plain log lines otherwise."""
-
-    def __init__(self, enabled: bool, total_s: float):
-        self.enabled = enabled and sys.stderr.isatty()
-        self.total_s = total_s
-        self._live = None
-        self._last_log = 0.0
-        if self.enabled:
-            from rich.console import Console
-            from rich.live import Live
-
-            self._live = Live(console=Console(stderr=True), refresh_per_second=4, transient=False)
-            self._live.start()
-
-    def update(self, text: str, elapsed: float) -> None:
-        if self._live is not None:
-            from rich.text import Text
-
-            frac = min(1.0, elapsed / self.total_s) if self.total_s else 0
-            bar = "█" * int(frac * 30) + "░" * (30 - int(frac * 30))
-            self._live.update(Text(f"{bar} {elapsed:6.0f}/{self.total_s:.0f}s  {text}"))
-        elif time.monotonic() - self._last_log > 15:
-            self._last_log = time.monotonic()
-            print(f"[{elapsed:6.0f}/{self.total_s:.0f}s] {text}", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self._live is not None:
-            self._live.stop()
-
-
 class _Fuzzer:
+    """One campaign's state: the search, the schedule, triage and the store's side of both."""
+
     def __init__(self, cfg: FuzzConfig, store: Store, groups: list[Any], adapters: dict[str, Any],
-                 pool: Any, campaign: Campaign, fstore: FindingsStore):
+                 pool: Any, campaign: Campaign, fstore: FindingsStore, settings: ScheduleSettings):
         from xamt.groups.execute import GroupExecutor
-        from xamt.inputs.mutate import mutate
+        from xamt.inputs.mutate import mutate, revalue
 
         self.cfg = cfg
+        self.settings = settings
         self.stopped = False
         self.store = store
         self.fs = fstore
@@ -259,9 +249,11 @@ class _Fuzzer:
         self.adapters = adapters
         self.kinds = ErrorKinds.load()
         self.executor = GroupExecutor(pool, adapters, timeout=cfg.timeout)
-        self.triage = Triage(self.executor, adapters, self.kinds, Path(cfg.out),
-                             minimise_budget=cfg.minimise_budget, verify_timeout=cfg.verify_timeout)
-        self._mutate_fn = mutate
+        # triage runs on a thread of its own with its own executor over the same pool
+        self.triage = Triage(GroupExecutor(pool, adapters, timeout=cfg.timeout), adapters, self.kinds,
+                             Path(cfg.out), minimise_budget=cfg.minimise_budget,
+                             verify_timeout=cfg.verify_timeout)
+        self._mutate_fn, self._revalue_fn = mutate, revalue
         self._dtypes = {g.key: (g.common_dtypes() or None, g.any_dtypes() or None) for g in groups}
         # one comparator setting per group, built once: judge() runs for every group-iteration
         self._agreement = {g.key: Agreement(g.tolerance or None) for g in groups}
@@ -269,16 +261,26 @@ class _Fuzzer:
         # the registry build already ran the seeds: the campaign starts from their mutations
         self.search: Search[Any] = Search(seeds, self._mutate, guided=cfg.guided, seed=cfg.seed,
                                           run_seeds=False)
+        self.schedule: Schedule | None = None
         self.dispersions: dict[str, list[float]] = {k: [] for k in self.groups}
         self.executions: dict[str, int] = {k: 0 for k in self.groups}
         self.seen: dict[str, dict[str, Any]] = {}
-        self.pending: list[Candidate] = []
-        #: group key -> candidates triaged so far (the queue serves the least served group first)
-        self.triaged_in: dict[str, int] = {}
+        self.runner: TriageRunner | None = None
+        self.not_triaged: list[Candidate] = []
         self.dropped: dict[str, int] = {}
-        self.triage_seconds = 0.0
         self.candidates = 0
         self.findings = 0
+        self.by_class: dict[str, int] = {}
+        self.finding_times: list[float] = []
+        #: seconds of every iteration that ran in the slow lane: (group, compile signature, s)
+        self.compiles: list[tuple[str, str, float]] = []
+        self._dirty: set[str] = set()
+        self._since_checkpoint = 0
+        self._last_checkpoint = 0.0
+        self._last_sample = 0.0
+        self._last_progress = 0.0
+        self._rates: collections.deque = collections.deque(maxlen=64)
+        self._t0 = time.monotonic()
 
     # -- search hooks -----------------------------------------------------------------------
     def _mutate(self, key: str, parent: Any, rng: np.random.Generator) -> Any:
@@ -287,6 +289,14 @@ class _Fuzzer:
         dtypes = anyd if (anyd and rng.random() < 0.1) else common
         child, _op = self._mutate_fn(self.groups[key], parent, rng, dtypes=dtypes)
         return child
+
+    def _revalue(self, key: str, parent: Any, rng: np.random.Generator, regime: str) -> Any:
+        child, _op = self._revalue_fn(self.groups[key], parent, rng, regime, self.settings.regimes,
+                                      max_log10_scale=self.settings.max_log10_scale)
+        return child
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self._t0
 
     # -- persistence -----------------------------------------------------------------------
     def restore(self) -> None:
@@ -309,8 +319,13 @@ class _Fuzzer:
         for row in self.store.query("SELECT prekey, finding_id, outcome, hits FROM fuzz_seen WHERE campaign_id=?", (cid,)):
             self.seen[row["prekey"]] = {"finding": row["finding_id"], "outcome": row["outcome"], "hits": row["hits"]}
         self.findings = sum(1 for v in self.seen.values() if v["finding"] is not None)
+        for row in self.fs.counts_by(cid, "finding_class"):
+            self.by_class[row["finding_class"]] = row["n"]
+        self.finding_times = list(self.campaign.settings.get("finding_times_s", []))
 
     def checkpoint(self, touched: Iterable[str], elapsed: float) -> None:
+        """Commit the search state of ``touched`` groups and the campaign's counters (one
+        transaction: a campaign killed outright resumes from here)."""
         cid = self.campaign.id
         rows = []
         for key in touched:
@@ -322,12 +337,29 @@ class _Fuzzer:
                 "corpus": [(f, item.to_json()) for f, item in st.corpus.entries],
                 "dispersions": self.dispersions[key][-200:],
             })))
+        self.campaign.executions = sum(self.executions.values())
         with self.store.transaction():
             self.store.executemany("INSERT OR REPLACE INTO fuzz_group_state VALUES (?, ?, ?)", rows)
             self.campaign.settings["elapsed_s"] = elapsed
-            self.campaign.settings["triage_s"] = round(self.triage_seconds, 3)
+            self._record_figures()
             self.fs.update_campaign(self.campaign)
-            self.fs.add_sample(cid, self.campaign.executions, self.campaign.iterations, self.findings)
+            now = time.monotonic()
+            if now - self._last_sample >= 1.0:
+                self._last_sample = now
+                self.fs.add_sample(cid, self.campaign.executions, self.campaign.iterations, self.findings)
+        self._dirty.clear()
+        self._since_checkpoint = 0
+        self._last_checkpoint = time.monotonic()
+
+    def _record_figures(self) -> None:
+        s = self.campaign.settings
+        s["triage_s"] = round(self.runner.seconds if self.runner else 0.0, 3)
+        s["finding_times_s"] = [round(t, 2) for t in self.finding_times[:10]]
+        if self.schedule is not None:
+            s["schedule"] = self.schedule.summary()
+        s["compile_s"] = round(sum(c[2] for c in self.compiles), 3)
+        s["compiles"] = [[k, hashlib.blake2b(sig.encode(), digest_size=6).hexdigest(), round(t, 4)]
+                         for k, sig, t in self.compiles[:5000]]
 
     def write_group_stats(self) -> None:
         cid = self.campaign.id
@@ -411,34 +443,26 @@ class _Fuzzer:
             return False
         self.seen[pk] = {"finding": None, "outcome": "pending", "hits": 1}
         self.candidates += 1
-        self.pending.append(cand)
+        if self.runner is not None:
+            self.runner.put(cand)
+        else:
+            self.not_triaged.append(cand)
         return True
 
-    def _next_pending(self) -> int:
-        """Index of the candidate to triage next: the oldest of the group triaged least so far.
-        Triage is the campaign's bottleneck (a fresh-process replay per finding), and one
-        group's hundred variants of a divergence must not hold the queue while other groups'
-        first divergences wait."""
-        return min(range(len(self.pending)),
-                   key=lambda i: (self.triaged_in.get(self.pending[i].group.key, 0), i))
-
-    def triage_some(self, deadline: float, elapsed: float) -> None:
-        """Triage queued candidates while triage stays within its share of the time."""
-        while self.pending and time.monotonic() < deadline:
-            if self.triage_seconds > self.cfg.triage_share * max(elapsed, 1.0) and elapsed < self.cfg.budget_s:
-                return
-            cand = self.pending.pop(self._next_pending())
-            self.triaged_in[cand.group.key] = self.triaged_in.get(cand.group.key, 0) + 1
+    def file_results(self) -> None:
+        """File what triage finished (this thread owns the store)."""
+        if self.runner is None:
+            return
+        for cand, out in self.runner.results():
             pk = json.dumps(cand.prekey)
-            self.triage.deadline = deadline
-            out = self.triage.process(cand, self.campaign.id)
-            self.triage_seconds += out.seconds
-            elapsed += out.seconds
             fid = None
             if out.finding is not None:
                 fid, new = self.fs.file(out.finding, out.inputs_blob, out.outputs_blob)
                 if new:
                     self.findings += 1
+                    cls = out.finding.finding_class.value
+                    self.by_class[cls] = self.by_class.get(cls, 0) + 1
+                    self.finding_times.append(self.elapsed())
                 outcome = "filed" if new else "duplicate"
                 if not new and out.finding.reproducer:
                     # the filed finding keeps its own reproducer; this attempt's copy goes
@@ -450,51 +474,101 @@ class _Fuzzer:
             self.store.execute("INSERT OR REPLACE INTO fuzz_seen VALUES (?, ?, ?, ?, ?)",
                                (self.campaign.id, pk, fid, outcome, self.seen[pk]["hits"]))
 
-    # -- the loop --------------------------------------------------------------------------
-    def run(self, start_elapsed: float = 0.0) -> float:
-        from xamt.groups.execute import ExecItem
+    # -- the engine's callbacks --------------------------------------------------------------
+    def on_result(self, prop: Proposal, run: Any) -> None:
+        key = prop.key
+        seconds = sum(r.duration_s for r in run.results)
+        ran = any(r.status not in ("skipped", "cancelled") for r in run.results)
+        d, novel = self.judge(run)
+        assert self.schedule is not None
+        if prop.lane == SLOW:
+            self.compiles.append((key, prop.input.compile_signature(), seconds))
+        self.schedule.done(prop, seconds, ran, rate=self._rate_now())
+        self.search.report(key, prop.input, d, cost=seconds, novel=novel)
+        if all(r.status == "skipped" for r in run.results):
+            self.search.retire(key)
+        self.campaign.iterations += 1
+        self._dirty.add(key)
+        self._since_checkpoint += 1
 
-        t0 = time.monotonic() - start_elapsed
-        deadline = t0 + self.cfg.budget_s
-        progress = _Progress(self.cfg.progress, self.cfg.budget_s)
-        batch_no = 0
+    def _rate_now(self) -> float:
+        if len(self._rates) < 2:
+            return 0.0
+        (t0, i0), (t1, i1) = self._rates[0], self._rates[-1]
+        return (i1 - i0) / (t1 - t0) if t1 > t0 else 0.0
+
+    def on_tick(self, now: float) -> None:
+        self.file_results()
+        if self._since_checkpoint and (self._since_checkpoint >= self.window
+                                       or now - self._last_checkpoint >= self.settings.checkpoint_seconds):
+            self.checkpoint(list(self._dirty), self.start_elapsed + self.elapsed())
+        if now - self._last_progress >= 0.5:
+            self._last_progress = now
+            self._rates.append((now, self.campaign.iterations))
+            while len(self._rates) > 2 and now - self._rates[0][0] > 10.0:
+                self._rates.popleft()
+            self.progress.update(self.start_elapsed + self.elapsed(), self.status_line())
+
+    def status_line(self) -> str:
+        """The live line: rates, coverage, the triage queue and findings by class."""
+        elapsed = self.elapsed()
+        visited = sum(1 for st in self.search.groups.values() if st.iterations)
+        queue = self.runner.queued + (1 if self.runner.busy is not None else 0) if self.runner else 0
+        classes = ", ".join(f"{k} {v}" for k, v in sorted(self.by_class.items()))
+        sched = self.schedule.summary() if self.schedule else {}
+        return (f"{self.campaign.iterations:,} it · {self._rate_now():,.0f}/s now · "
+                f"{self.iterations_run / max(elapsed, 1e-9):,.0f}/s overall · groups {visited:,}/{len(self.groups):,}"
+                f" (floor left {sched.get('floor_left', 0):,}) · compile {sched.get('compiled_s', 0):,.0f}s · "
+                f"triage queue {queue:,} · findings {self.findings}" + (f" ({classes})" if classes else ""))
+
+    # -- the loop --------------------------------------------------------------------------
+    def run(self, pool: Any, start_elapsed: float = 0.0) -> float:
+        from xamt.replay import ReplayServer
+
+        self.start_elapsed = start_elapsed
+        self._t0 = time.monotonic()
+        deadline = self._t0 + max(0.0, self.cfg.budget_s - start_elapsed)
+        self.search.rng = np.random.Generator(np.random.PCG64([self.cfg.seed, self.campaign.iterations]))
+        self.schedule = Schedule(self.groups, self.search, mutate=self._mutate, revalue=self._revalue,
+                                 settings=self.settings, budget_s=self.cfg.budget_s,
+                                 seed=self.cfg.seed + self.campaign.iterations)
+        self.window = self.cfg.window or self.settings.window_per_worker * self.cfg.workers
+        iterations_before = self.campaign.iterations
+        replayer = None
+        if self.cfg.triage:
+            # imports the libraries now, while fuzzing starts: the first replay finds it ready
+            replayer = ReplayServer([a.import_name for a in self.adapters.values()])
+            self.triage.replayer = replayer
+            self.triage.deadline = deadline + self._grace()
+            self.runner = TriageRunner(self.triage, self.campaign.id)
+        self.progress = Progress(self.cfg.progress, total=self.cfg.budget_s, unit="s", log_every=15.0)
         stop = {"flag": False}
         prev = signal.getsignal(signal.SIGTERM)
         signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__("flag", True))
+        engine = Engine(self.groups, self.schedule, LocalExecutor(pool, self.executor), window=self.window,
+                        make_item=lambda g, p: ExecItem(g, p.input, tag=p.key),
+                        on_result=self.on_result, on_tick=self.on_tick)
         try:
-            while time.monotonic() < deadline and not stop["flag"]:
-                batch_no += 1
-                self.search.rng = np.random.Generator(np.random.PCG64([self.cfg.seed, self.campaign.iterations, batch_no]))
-                batch = self.search.next_batch(self.cfg.batch)
-                if not batch:
-                    break
-                runs = self.executor.run([ExecItem(self.groups[k], inp, tag=k) for k, inp in batch])
-                touched = set()
-                for (key, inp), run in zip(batch, runs):
-                    d, novel = self.judge(run)
-                    self.search.report(key, inp, d, cost=sum(r.duration_s for r in run.results), novel=novel)
-                    if all(r.status == "skipped" for r in run.results):
-                        self.search.retire(key)
-                    touched.add(key)
-                self.campaign.iterations += len(runs)
-                self.campaign.executions = sum(self.executions.values())
-                elapsed = time.monotonic() - t0
-                if batch_no % self.cfg.checkpoint_every == 0:
-                    self.checkpoint(touched, elapsed)
-                if self.cfg.triage:
-                    self.triage_some(deadline, elapsed)
-                progress.update(
-                    f"{len(self.groups)} groups · {self.campaign.iterations / max(elapsed, 1e-9):7.1f} it/s · "
-                    f"{self.campaign.executions} execs · candidates {self.candidates} · findings {self.findings}",
-                    elapsed)
+            engine.run(deadline, lambda: self.start_elapsed + self.elapsed(), lambda: stop["flag"])
+            self.iterations_run = self.campaign.iterations - iterations_before
             self.stopped = stop["flag"]
-            # a short grace period so the last divergences get their verdict
-            if self.cfg.triage and self.pending and not stop["flag"]:
-                self.triage_some(time.monotonic() + min(60.0, 0.1 * self.cfg.budget_s), self.cfg.budget_s)
-            return time.monotonic() - t0
+            if self.runner is not None:
+                # the divergence in triage gets a short grace to be filed; the queue's rest stays
+                # untriaged (counted), the budget being wall time for fuzzing and triage alike
+                self.not_triaged += self.runner.stop(0.0 if self.stopped else self._grace())
+                self.file_results()
+            return time.monotonic() - self._t0
         finally:
             signal.signal(signal.SIGTERM, prev)
-            progress.close()
+            self.progress.update(self.start_elapsed + self.elapsed(), self.status_line(), force=True)
+            self.progress.close()
+            if replayer is not None:
+                replayer.close()
+
+    iterations_run = 0
+
+    def _grace(self) -> float:
+        return min(30.0, 0.05 * self.cfg.budget_s)
 
 
 def _device_plan(cfg: FuzzConfig, campaign: Campaign | None, adapters: dict[str, Any], pool: Any) -> DevicePlan:
@@ -518,6 +592,9 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
 
     if cfg.workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {cfg.workers}")
+    if cfg.window is not None and cfg.window < 1:
+        raise ConfigError(f"--window must be at least 1, got {cfg.window}")
+    schedule_settings = load_settings(cfg.settings_path)  # a broken fuzzing.toml fails before anything runs
     out = Path(cfg.out)
     db = default_db_path(out)
     if not db.exists():
@@ -567,7 +644,7 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
             campaign = Campaign(
                 libraries={n: a.version() for n, a in adapters.items()}, budget_s=cfg.budget_s,
                 seed=cfg.seed, workers=cfg.workers,
-                settings={"guided": cfg.guided, "batch": cfg.batch, "timeout": cfg.timeout,
+                settings={"guided": cfg.guided, "window": cfg.window, "timeout": cfg.timeout,
                           "relations": list(cfg.relations) if cfg.relations else None,
                           "python": platform.python_version(), "platform": platform.platform(),
                           "out": "."})
@@ -580,22 +657,23 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
         log(f"campaign {campaign.id}: {len(groups)} groups over {', '.join(sorted(adapters))}, "
             f"budget {cfg.budget_s:.0f}s, {cfg.workers} workers; store {db}")
         log(devices.describe())
-        fuzzer = _Fuzzer(cfg, store, groups, adapters, pool, campaign, fs)
+        fuzzer = _Fuzzer(cfg, store, groups, adapters, pool, campaign, fs, schedule_settings)
         if cfg.resume:
             fuzzer.restore()
         seconds = 0.0
         try:
-            seconds = fuzzer.run(start_elapsed)
+            seconds = fuzzer.run(pool, start_elapsed)
             campaign.status = "interrupted" if fuzzer.stopped else "done"
+            campaign.settings["elapsed_s"] = start_elapsed + seconds
         except BaseException:
             campaign.status = "interrupted"  # resumable with --resume
             raise
         finally:
             campaign.finished = time.time()
+            pool.close(wait=False)  # iterations still in flight are cancelled
             fuzzer.checkpoint(list(fuzzer.groups), float(campaign.settings.get("elapsed_s", 0.0)))
             fuzzer.write_group_stats()
             fs.update_campaign(campaign)
-            pool.close(wait=False)
         by_class: dict[str, int] = {}
         for row in fs.counts_by(campaign.id, "finding_class"):
             by_class[row["finding_class"]] = row["n"]
@@ -609,4 +687,8 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
                           seconds, fuzzer.findings, fuzzer.candidates, dropped=fuzzer.dropped,
                           by_class=by_class, triaged=triaged, devices=devices.describe(),
                           device_findings=on_device, divergences_by_signal=by_signal,
-                          groups_diverging=len({pk[0] for pk in prekeys}))
+                          groups_diverging=len({pk[0] for pk in prekeys}),
+                          not_triaged=len(fuzzer.not_triaged),
+                          triage_s=float(campaign.settings.get("triage_s", 0.0)),
+                          compile_s=float(campaign.settings.get("compile_s", 0.0)),
+                          groups_visited=sum(1 for st in fuzzer.search.groups.values() if st.iterations))

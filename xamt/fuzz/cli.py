@@ -21,7 +21,9 @@ def _configure_fuzz(p: argparse.ArgumentParser) -> None:
                    help="pure random search: no dispersion guidance (the ablation baseline)")
     p.add_argument("--relations", default=None, metavar="LIST",
                    help="relation kinds to fuzz, e.g. cross_library,function_method (default: all)")
-    p.add_argument("--batch", type=int, default=64, help="group-iterations per sandbox round (default 64)")
+    p.add_argument("--window", "--batch", dest="window", type=int, default=None,
+                   help="group-iterations in flight at once (default: 32 per worker, fuzzing.toml); "
+                        "--batch is its old name")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per member call (default 10)")
     p.add_argument("--max-groups", type=int, default=None, help="fuzz a random subset of this many groups")
     p.add_argument("--no-triage", action="store_true", help="find divergences but do not triage them")
@@ -39,17 +41,19 @@ def _run_fuzz(args: argparse.Namespace) -> int:
 
     libs = parse_library_list(args.libs, Registry()) if args.libs else None
     relations = [r.strip() for r in args.relations.split(",") if r.strip()] if args.relations else None
-    if args.batch < 1:
-        raise XamtError("--batch must be at least 1")
+    if args.window is not None and args.window < 1:
+        raise XamtError("--window must be at least 1")
     cfg = FuzzConfig(out=Path(args.out), libraries=libs, budget_s=parse_budget(args.budget),
                      workers=args.workers, seed=args.seed, resume=args.resume,
-                     guided=not args.unguided, relations=relations, batch=args.batch,
+                     guided=not args.unguided, relations=relations, window=args.window,
                      timeout=args.timeout, max_groups=args.max_groups, triage=not args.no_triage,
                      progress=not args.no_progress, devices=parse_devices(args.devices))
     res = run_campaign(cfg)
     print(f"campaign {res.campaign_id}: {res.groups} groups, {res.iterations} group-iterations "
           f"({res.iterations_per_s:.1f}/s), {res.executions} executions in {res.seconds:.0f}s")
-    print(f"distinct divergences seen: {res.candidates}, triaged: {res.triaged}; findings filed: {res.findings}"
+    print(f"groups visited: {res.groups_visited}; seconds in first (compiling) calls: {res.compile_s:.0f}")
+    print(f"distinct divergences seen: {res.candidates}, triaged: {res.triaged} ({res.triage_s:.0f}s of "
+          f"triage beside fuzzing), left untriaged: {res.not_triaged}; findings filed: {res.findings}"
           + (f" ({', '.join(f'{k} {v}' for k, v in sorted(res.by_class.items()))})" if res.by_class else ""))
     print(res.devices + (f"; {res.device_findings} finding(s) on a device" if res.device_findings else ""))
     for why, n in sorted(res.dropped.items(), key=lambda kv: -kv[1]):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generic, Hashable, TypeVar
+from typing import Any, Callable, Generic, Hashable, Sequence, TypeVar
 
 import numpy as np
 
@@ -185,6 +185,34 @@ class Search(Generic[T]):
                 parent = seed_items[int(self.rng.integers(len(seed_items)))]
                 batch.append((key, self._mutate(key, parent, self.rng)))
         return batch
+
+    def pick(self, keys: Sequence[Hashable], n: int) -> list[Hashable]:
+        """``n`` group keys drawn from ``keys`` (with repetition): by weight with an exploring
+        uniform share when guided, uniformly otherwise. Retired groups are never drawn."""
+        live = [k for k in keys if not self.groups[k].retired]
+        if not live or n <= 0:
+            return []
+        if not self.guided:
+            return [live[int(i)] for i in self.rng.integers(0, len(live), size=n)]
+        w = np.array([self.groups[k].weight for k in live], dtype=np.float64)
+        picks = self.rng.choice(len(live), size=n, p=w / w.sum())
+        explore = self.rng.random(n) < EXPLORE
+        picks[explore] = self.rng.integers(0, len(live), size=int(explore.sum()))
+        return [live[int(i)] for i in picks]
+
+    def parent(self, key: Hashable, accept: Callable[[T], bool] | None = None) -> T | None:
+        """The input to derive ``key``'s next one from: a corpus entry drawn by fitness when
+        guided, a seed when not. ``accept`` narrows the choice (None when nothing passes)."""
+        if not self.guided:
+            pool = self.seeds[key]
+            if accept is not None:
+                pool = [s for s in pool if accept(s)]
+            return pool[int(self.rng.integers(len(pool)))] if pool else None
+        corpus = self.groups[key].corpus
+        if accept is None:
+            return corpus.choose(self.rng)
+        kept = Corpus(capacity=corpus.capacity, entries=[e for e in corpus.entries if accept(e[1])])
+        return kept.choose(self.rng) if kept.entries else None
 
     def report(self, key: Hashable, item: T, dispersion: float, cost: float | None = None,
                novel: bool | None = None) -> None:

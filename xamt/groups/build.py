@@ -12,7 +12,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -116,48 +115,24 @@ def _json_default(obj: Any) -> Any:
     return str(obj)
 
 
-class _Progress:
-    """Groups done / total, ETA and the API being validated (rich on a terminal, log lines otherwise)."""
+class _BuildProgress:
+    """Groups done / total, ETA and the group being validated (:class:`xamt.progress.Progress`)."""
 
     def __init__(self, total: int, enabled: bool):
-        self.total = total
-        self.done = 0
-        self.start = time.monotonic()
-        self._rich = None
-        self._last_log = 0.0
-        if enabled and total and sys.stderr.isatty():
-            from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeElapsedColumn, TimeRemainingColumn)
+        from xamt.progress import Progress
 
-            self._rich = Progress(TextColumn("groups"), BarColumn(), MofNCompleteColumn(),
-                                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                                  TextColumn("{task.fields[current]}"),
-                                  console=Console(stderr=True), transient=False)
-            self._task = self._rich.add_task("build", total=total, current="")
-            self._rich.start()
-        self.enabled = enabled
+        self.done = 0
+        self._bar = Progress(enabled and total > 0, total=total, unit=" groups", log_every=10.0)
 
     def started(self, key: str) -> None:
-        if self._rich is not None:
-            self._rich.update(self._task, current=key[:60])
+        self._bar.update(self.done, f"current {key[:60]}")
 
     def finished(self, key: str) -> None:
         self.done += 1
-        if self._rich is not None:
-            self._rich.update(self._task, advance=1)
-            return
-        now = time.monotonic()
-        if self.enabled and (now - self._last_log > 10 or self.done == self.total):
-            self._last_log = now
-            elapsed = now - self.start
-            eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
-            print(f"groups {self.done}/{self.total}  elapsed {elapsed:.0f} s  ETA {eta:.0f} s  "
-                  f"current {key}", file=sys.stderr, flush=True)
+        self._bar.update(self.done, f"current {key[:60]}", force=self.done == self._bar.total)
 
     def close(self) -> None:
-        if self._rich is not None:
-            self._rich.stop()
+        self._bar.close()
 
 
 def build_registry(
@@ -237,7 +212,7 @@ def build_registry(
         # workers are recycled now and then: compiled-program caches grow with every new API
         pool = SandboxPool(workers=workers, timeout=settings.timeout, confirm=False,
                            max_tasks_per_worker=4000, memory_limit=4 << 30, batch_size=16, **conf)
-    bar = _Progress(len(todo), progress)
+    bar = _BuildProgress(len(todo), progress)
     interrupted = False
     built = 0
     executor = None

@@ -159,6 +159,18 @@ class GroupInput:
         slots = data.get("slots", {})
         return cls({int(k): SlotValue.from_json(v) for k, v in slots.items()}, data.get("variant", ""))
 
+    def compile_signature(self) -> str:
+        """What a compiler specialises a call on: each array's shape, dtype and structure and
+        each literal and dtype argument, without the values (seeds, magnitudes, special-value
+        rates). Two inputs with the same signature reuse one compiled program."""
+        parts = []
+        for slot, v in self.values.items():
+            if v.is_array:
+                parts.append((slot, v.structure, [(list(r.shape), r.dtype) for r in v.all_recipes()]))
+            else:
+                parts.append((slot, v.kind, v.structure, v.value))
+        return json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+
     def signature(self) -> str:
         """A short stable hash of the input's content (variant excluded), for de-duplication."""
         text = json.dumps(self.to_json()["slots"], sort_keys=True, separators=(",", ":"))

@@ -9,11 +9,15 @@ small integers for counts and ``k``, special floats for scalars, dtype arguments
 allowed dtypes. With probability ``p_invalid`` the mutation is deliberately invalid (an axis out
 of range, a dtype the members do not accept, out-of-range indices, mismatched shapes, a negative
 count) so the status oracle sees refusals too.
+
+:func:`revalue` is the other kind of change, the one most iterations make: new values at the
+same shapes, dtypes and arguments, with special values by a named regime (ordinary, boundary,
+non-finite, the dtype's edge values), so compiled programs are reused.
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -23,7 +27,7 @@ from xamt.inputs.seed import fit_axis
 from xamt.inputs.seed import is_data_slot as _is_data
 from xamt.inputs.structured import split
 
-__all__ = ["mutate", "MUTATION_OPS", "INVALID_OPS"]
+__all__ = ["mutate", "revalue", "MUTATION_OPS", "INVALID_OPS"]
 
 #: array operators (from :mod:`xamt.inputs.arrays`) and literal operators
 MUTATION_OPS = tuple(fv.MUTATIONS) + ("axis", "flag", "integer", "scalar", "dtype_arg", "shape_arg")
@@ -265,3 +269,39 @@ def _mutate(group: Any, inp: GroupInput, rng: np.random.Generator, dtypes: Seque
     if arrays:
         return _array_op(group, inp, rng, dtypes)
     return inp, "none"
+
+
+def revalue(group: Any, inp: GroupInput, rng: np.random.Generator, regime: str,
+            regimes: Mapping[str, Mapping[str, Any]], *, max_log10_scale: float = 30.0
+            ) -> tuple[GroupInput, str]:
+    """A copy of ``inp`` with new values and the same shapes, dtypes and arguments: what a
+    compiled program already specialised on stays, so the call reuses it.
+
+    ``regime`` names an entry of ``regimes`` (``xamt/data/fuzzing.toml``), which sets the special
+    values of the data arrays (the fields it does not name are reset): ``rescale`` (powers of ten
+    to step the magnitude by), ``edges``, ``boundary_rate``, ``nonfinite_rate`` (rates to draw
+    from). Arrays with a required structure and non-data arrays (indices, masks) only get a new
+    seed. Returns the input and ``"values:<regime>"``.
+    """
+    spec = regimes[regime]
+    out = inp
+    for slot in inp:
+        v = inp[slot]
+        if not v.is_array:
+            continue
+        special = _is_data(v) and not v.structure
+        recipes = []
+        for r in v.all_recipes():
+            if not special:
+                recipes.append(dataclasses.replace(r, seed=_new_seed(rng)))
+                continue
+            scale = r.log10_scale
+            if spec.get("rescale"):
+                scale += float(rng.choice(spec["rescale"]))
+            scale = float(min(max_log10_scale, max(-max_log10_scale, scale)))
+            recipes.append(dataclasses.replace(
+                r, seed=_new_seed(rng), log10_scale=scale, edges=bool(spec.get("edges", False)),
+                boundary_rate=float(rng.choice(spec["boundary_rate"])) if spec.get("boundary_rate") else 0.0,
+                nonfinite_rate=float(rng.choice(spec["nonfinite_rate"])) if spec.get("nonfinite_rate") else 0.0))
+        out = out.replace(slot, v.with_recipes(tuple(recipes)))
+    return out, f"values:{regime}"

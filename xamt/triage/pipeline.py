@@ -244,6 +244,10 @@ class Triage:
     #: ``time.monotonic()`` after which minimisation stops (the campaign's budget): shrinking an
     #: input whose calls run into the sandbox timeout can take minutes
     deadline: float | None = None
+    #: what replays reproducers (``verify(script, expect=, timeout=, crash_signal=)``): None is
+    #: :func:`xamt.repro.verify`, a fresh interpreter per replay; a campaign passes a
+    #: :class:`xamt.replay.ReplayServer`
+    replayer: Any = None
     _calls: int = field(default=0, init=False)
 
     # -- helpers ------------------------------------------------------------------------------
@@ -621,8 +625,8 @@ class Triage:
         script = repro.write(folder, repro.render(spec), repro.spec_inputs(spec))
         finding.reproducer = str(script.relative_to(self.out_dir))
         if self.verify:
-            v = repro.verify(script, expect=spec.expect, timeout=self.verify_timeout,
-                             crash_signal=crash_signal)
+            v = (self.replayer or repro).verify(script, expect=spec.expect, timeout=self.verify_timeout,
+                                                crash_signal=crash_signal)
             finding.summary["replay"] = {"returncode": v.returncode, "timed_out": v.timed_out,
                                          "seconds": round(v.seconds, 2), "tail": v.output_tail[-1500:]}
             if not v.reproduced and crash_status == "oom":

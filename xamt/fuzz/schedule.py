@@ -1,0 +1,282 @@
+"""The cost-aware budget: which group-iteration runs next, and in which lane.
+
+The search (:mod:`xamt.fuzz.search`) ranks groups by what they showed; this module spends the
+campaign's time with that ranking under three rules, all the same for every group:
+
+- **Time shares by class.** Relations with a compiled member (``jax.jit``, ``tf.function``,
+  ``torch.compile``) pay seconds for each shape they meet first and microseconds after. They may
+  take ``compiled_share`` of the workers' time (measured, and in flight estimated), not a share
+  of the draws; eager groups take the rest.
+- **Lanes.** An iteration expected to compile (a compiled member at a compile signature its
+  group has not run yet, :meth:`~xamt.inputs.model.GroupInput.compile_signature`) is *slow*; at
+  most ``slow_lanes`` of them are in flight, so the other workers keep serving cheap groups.
+- **A floor.** Every cross-library group gets ``floor`` iterations, drawn round-robin beside the
+  guided draws at a rate that reaches the floor before ``floor_by`` of the budget has passed.
+
+Most iterations keep the parent's shapes, dtypes and arguments and draw new values
+(:func:`xamt.inputs.mutate.revalue`), walking a cycle of value regimes (ordinary, boundary,
+non-finite, edge values) from an offset of the group's own, so every group meets each kind of
+value within its first few iterations; a planned minority (``structural``) changes shapes,
+dtypes or arguments (:func:`xamt.inputs.mutate.mutate`). A group's expected cost is known before
+its first visit: the registry build timed every member.
+"""
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Hashable, Mapping, Sequence
+
+import numpy as np
+
+from xamt.datafiles import read_toml
+from xamt.errors import DataFileError
+
+__all__ = ["ScheduleSettings", "Proposal", "Schedule", "load_settings", "SLOW", "FAST"]
+
+SLOW, FAST = "slow", "fast"
+_COMPILED, _EAGER = "compiled", "eager"
+_REGIME_KEYS = {"rescale", "edges", "boundary_rate", "nonfinite_rate"}
+
+
+@dataclass(frozen=True)
+class ScheduleSettings:
+    """The knobs of ``xamt/data/fuzzing.toml`` (see its comments)."""
+
+    cycle: tuple[str, ...]
+    regimes: Mapping[str, Mapping[str, Any]]
+    max_log10_scale: float = 30.0
+    structural: float = 0.15
+    structural_compiled: float = 0.05
+    compiled_share: float = 0.2
+    floor: int = 100
+    floor_by: float = 0.6
+    window_per_worker: int = 32
+    slow_lanes: int = 1
+    checkpoint_seconds: float = 2.0
+
+
+def load_settings(path: str | Path | None = None) -> ScheduleSettings:
+    """Read and check ``fuzzing.toml`` (the packaged one by default)."""
+    data, where, _ = read_toml("fuzzing.toml", path)
+    unknown = set(data) - {"values", "schedule"}
+    if unknown:
+        raise DataFileError(f"{where}: unknown section(s) {sorted(unknown)}")
+    values, sched = data.get("values", {}), data.get("schedule", {})
+    regimes = values.get("regimes", {})
+    cycle = tuple(values.get("cycle", ()))
+    if not cycle or any(r not in regimes for r in cycle):
+        raise DataFileError(f"{where} [values]: cycle {list(cycle)} must name regimes of [values.regimes] "
+                            f"({sorted(regimes)})")
+    for name, spec in regimes.items():
+        bad = set(spec) - _REGIME_KEYS
+        if bad:
+            raise DataFileError(f"{where} [values.regimes] {name}: unknown key(s) {sorted(bad)}; "
+                                f"expected {sorted(_REGIME_KEYS)}")
+    known = set(ScheduleSettings.__dataclass_fields__) - {"cycle", "regimes", "max_log10_scale"}
+    bad = set(sched) - known
+    if bad:
+        raise DataFileError(f"{where} [schedule]: unknown key(s) {sorted(bad)}")
+    try:
+        s = ScheduleSettings(cycle=cycle, regimes=regimes,
+                             max_log10_scale=float(values.get("max_log10_scale", 30.0)),
+                             **{k: type(getattr(ScheduleSettings, k))(v) for k, v in sched.items()})
+    except (TypeError, ValueError) as exc:
+        raise DataFileError(f"{where} [schedule]: {exc}") from exc
+    for name in ("structural", "structural_compiled", "compiled_share", "floor_by"):
+        if not 0.0 <= getattr(s, name) <= 1.0:
+            raise DataFileError(f"{where} [schedule]: {name} must be within [0, 1]")
+    if s.window_per_worker < 1 or s.slow_lanes < 1 or s.floor < 0 or s.checkpoint_seconds <= 0:
+        raise DataFileError(f"{where} [schedule]: window_per_worker and slow_lanes must be at least 1, "
+                            f"floor non-negative, checkpoint_seconds positive")
+    return s
+
+
+@dataclass
+class Proposal:
+    """One group-iteration to run: the group, its input, the lane and how it was made."""
+
+    key: Hashable
+    input: Any
+    lane: str
+    op: str
+    #: the seconds it is expected to take (charged to its class while in flight)
+    expected: float
+
+
+def is_compiled(group: Any) -> bool:
+    """Whether a member of ``group`` runs through a compiler (its first calls are slow)."""
+    return any(getattr(m, "call", "") == "compiled" for m in group.members)
+
+
+def expected_cost(group: Any) -> float:
+    """Seconds of one iteration as the registry build timed it (the first call of each member
+    on its seed: for a compiled member, its compilation)."""
+    return float(sum(getattr(mi, "seconds", 0.0) or 0.0 for mi in getattr(group, "member_info", ())))
+
+
+class Schedule:
+    """Proposes group-iterations under the budget rules of the module docstring.
+
+    Args:
+        groups: key → registered group (with device twins).
+        search: the :class:`~xamt.fuzz.search.Search` over the same keys.
+        mutate: ``mutate(key, parent, rng) -> child`` (a structural change).
+        revalue: ``revalue(key, parent, rng, regime) -> child`` (new values, same signature).
+        settings: :class:`ScheduleSettings`.
+        budget_s: the campaign's budget (the floor is paced against it).
+        seed: random seed of the schedule's own choices.
+    """
+
+    def __init__(self, groups: Mapping[Hashable, Any], search: Any, *,
+                 mutate: Callable[[Hashable, Any, np.random.Generator], Any],
+                 revalue: Callable[[Hashable, Any, np.random.Generator, str], Any],
+                 settings: ScheduleSettings, budget_s: float, seed: int = 0):
+        self.search = search
+        self.settings = settings
+        self.budget_s = float(budget_s)
+        self.rng = np.random.Generator(np.random.PCG64([seed, 0x5C4ED]))
+        self._mutate, self._revalue = mutate, revalue
+        self.classes: dict[Hashable, str] = {k: _COMPILED if is_compiled(g) else _EAGER for k, g in groups.items()}
+        self.keys = {c: [k for k, kc in self.classes.items() if kc == c] for c in (_COMPILED, _EAGER)}
+        #: worker-seconds spent per class (completed iterations)
+        self.spent = {_COMPILED: 0.0, _EAGER: 0.0}
+        self._inflight_cost = {_COMPILED: 0.0, _EAGER: 0.0}
+        self.inflight: collections.Counter = collections.Counter()
+        self.slow_inflight = 0
+        #: compile signatures each compiled group has run (its calls there are cheap now)
+        self.warm: dict[Hashable, set[str]] = {k: set() for k in self.keys[_COMPILED]}
+        # every group walks the value cycle from an offset of its own
+        self._phase = {k: int(self.rng.integers(len(settings.cycle))) for k in groups}
+        for k, g in groups.items():
+            st = search.groups[k]
+            if st.iterations == 0:
+                st.cost = max(st.cost, expected_cost(g))
+        cross = [k for k, g in groups.items() if getattr(g, "relation", "") == "cross_library"]
+        self.rng.shuffle(cross)
+        self._floor = collections.deque(k for k in cross if search.groups[k].iterations < settings.floor)
+        self._floor_set = set(self._floor)
+        self.floor_deficit = sum(max(0, settings.floor - search.groups[k].iterations) for k in self._floor)
+        self._rate = 0.0  # completed iterations per second, smoothed (paces the floor)
+
+    # -- proposing ---------------------------------------------------------------------------
+    def propose(self, n: int, elapsed: float) -> list[Proposal]:
+        """Up to ``n`` group-iterations to start now (fewer when every group is retired)."""
+        out: list[Proposal] = []
+        p_floor = self._floor_share(elapsed)
+        for _ in range(n):
+            prop = None
+            if self.keys[_COMPILED] and self._compiled_turn():
+                prop = self._compiled_proposal()
+            if prop is None and self._floor and self.rng.random() < p_floor:
+                prop = self._floor_proposal()
+            if prop is None:
+                prop = self._guided_proposal(self.keys[_EAGER]) if self.keys[_EAGER] else None
+            if prop is None and self.keys[_COMPILED] and self.slow_inflight < self.settings.slow_lanes:
+                prop = self._compiled_proposal()  # nothing eager left: compiled groups take the time
+            if prop is None:
+                break
+            self._start(prop)
+            out.append(prop)
+        return out
+
+    def _compiled_turn(self) -> bool:
+        used = self.spent[_COMPILED] + self._inflight_cost[_COMPILED]
+        total = self.spent[_COMPILED] + self.spent[_EAGER] + sum(self._inflight_cost.values())
+        return used <= self.settings.compiled_share * max(total, 1e-9)
+
+    def _floor_share(self, elapsed: float) -> float:
+        """Share of eager draws that go round-robin to groups below the floor: enough to reach
+        it by ``floor_by`` of the budget at the current rate, and at least a quarter."""
+        if not self._floor:
+            return 0.0
+        left = max(1.0, self.settings.floor_by * self.budget_s - elapsed)
+        if self._rate <= 0:
+            return 0.5
+        return float(min(1.0, max(0.25, self.floor_deficit / (self._rate * left))))
+
+    def _floor_proposal(self) -> Proposal | None:
+        floor = self.settings.floor
+        for _ in range(len(self._floor)):
+            key = self._floor.popleft()
+            st = self.search.groups[key]
+            if st.retired or st.iterations + self.inflight[key] >= floor:
+                continue  # done (or in flight up to the floor): leaves the round
+            self._floor.append(key)
+            return self._derive(key, allow_slow=False)
+        return None
+
+    def _guided_proposal(self, keys: Sequence[Hashable]) -> Proposal | None:
+        for key in self.search.pick(keys, 1):
+            return self._derive(key, allow_slow=False)
+        return None
+
+    def _compiled_proposal(self) -> Proposal | None:
+        keys = self.keys[_COMPILED]
+        slow_ok = self.slow_inflight < self.settings.slow_lanes
+        if not slow_ok:
+            keys = [k for k in keys if self.warm[k]]  # only what runs without compiling
+            if not keys:
+                return None
+        for key in self.search.pick(keys, 1):
+            return self._derive(key, allow_slow=slow_ok)
+        return None
+
+    def _derive(self, key: Hashable, *, allow_slow: bool) -> Proposal | None:
+        """The next input of ``key``: mostly new values at its parent's signature, sometimes a
+        structural change; for a compiled group without a free slow lane, only values at a
+        signature it has compiled."""
+        compiled = self.classes[key] == _COMPILED
+        warm = self.warm.get(key)
+        accept = None
+        if compiled and not allow_slow:
+            accept = lambda inp: inp.compile_signature() in warm  # noqa: E731
+        parent = self.search.parent(key, accept)
+        if parent is None:
+            return None
+        share = self.settings.structural_compiled if compiled else self.settings.structural
+        st = self.search.groups[key]
+        if self.rng.random() < share and (allow_slow or not compiled):
+            child, op = self._mutate(key, parent, self.rng), "structural"
+        else:
+            cycle = self.settings.cycle
+            regime = cycle[(self._phase[key] + st.iterations + self.inflight[key]) % len(cycle)]
+            child, op = self._revalue(key, parent, self.rng, regime), f"values:{regime}"
+        lane = FAST
+        if compiled and child.compile_signature() not in warm:
+            lane = SLOW
+            if not allow_slow:
+                return None
+        return Proposal(key, child, lane, op, st.cost)
+
+    def _start(self, prop: Proposal) -> None:
+        self.inflight[prop.key] += 1
+        self._inflight_cost[self.classes[prop.key]] += prop.expected
+        if prop.lane == SLOW:
+            self.slow_inflight += 1
+
+    # -- feedback ----------------------------------------------------------------------------
+    def done(self, prop: Proposal, seconds: float, ran: bool, rate: float | None = None) -> None:
+        """``prop`` finished after ``seconds`` of worker time (call it before the search hears of
+        the iteration). ``ran``: some member returned or raised, so its signature is compiled
+        now; ``rate``: the campaign's current iterations per second (paces the floor)."""
+        cls = self.classes[prop.key]
+        self.inflight[prop.key] -= 1
+        if not self.inflight[prop.key]:
+            del self.inflight[prop.key]
+        self._inflight_cost[cls] = max(0.0, self._inflight_cost[cls] - prop.expected)
+        self.spent[cls] += max(0.0, seconds)
+        if prop.lane == SLOW:
+            self.slow_inflight -= 1
+        if cls == _COMPILED and ran:
+            self.warm[prop.key].add(prop.input.compile_signature())
+        if prop.key in self._floor_set and self.search.groups[prop.key].iterations < self.settings.floor:
+            self.floor_deficit = max(0, self.floor_deficit - 1)
+        if rate is not None:
+            self._rate = rate
+
+    def summary(self) -> dict[str, Any]:
+        """Figures for the progress line and the campaign's settings."""
+        return {"compiled_s": round(self.spent[_COMPILED], 3), "eager_s": round(self.spent[_EAGER], 3),
+                "slow_in_flight": self.slow_inflight, "floor_deficit": self.floor_deficit,
+                "floor_left": len(self._floor)}
