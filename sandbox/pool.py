@@ -9,7 +9,7 @@ submissions). Its only timers are task deadlines.
 
 Attribution: the pool sends a worker batches of tasks and remembers their order. Before each
 task the worker writes "tasks started so far" and the start time into a small page it shares
-with the pool (:data:`sandbox.worker.PROGRESS_FILE`); results travel back in batches. When a
+with the pool (:data:`sandbox.protocol.PROGRESS_FILE`); results travel back in batches. When a
 worker dies, "started" minus "results received" says exactly which task it was running (the
 *culprit*); tasks it had finished but whose results were still unsent, and tasks it had not
 started, are re-queued. A timeout is judged from the same page: the running task's start time
@@ -47,18 +47,14 @@ from .errors import (
     ZygoteError,
 )
 from .outcome import CONFIRMABLE, Outcome, Status, Task, TensorInfo, returned_outcome
-from .worker import PROGRESS_FILE, PROGRESS_SIZE, STDERR_FILE, STDOUT_FILE, ProgressPage, read_tail
-from .zygote import THREAD_ENV
+from .preload import THREAD_ENV
+from .protocol import ENTRY, PROGRESS_FILE, PROGRESS_SIZE, STDERR_FILE, STDOUT_FILE, ProgressPage, read_tail
 
 log = logging.getLogger("sandbox.pool")
 
 #: directory that holds the ``sandbox`` package (put on the zygote's PYTHONPATH)
 _PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
 _MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)*$")
-#: how the zygote (and a spawned worker) starts: not ``-m``, which would run a second copy of a
-#: module the package has already imported; and without the current directory on sys.path, so
-#: a file a task writes cannot shadow a module
-_ENTRY = "import sys; sys.path[:] = [p for p in sys.path if p]; from {module} import main; main(sys.argv[1:])"
 _STATUSES = {s.value: s for s in Status}
 _STATUS_NAMES = {s: s.value for s in Status}
 _OOM = Status.OOM
@@ -459,7 +455,7 @@ class SandboxPool:
         with open(log_path, "ab") as log_file:
             try:
                 self._zygote_proc = subprocess.Popen(
-                    [self.python, "-c", _ENTRY.format(module="sandbox.zygote"), str(child.fileno()),
+                    [self.python, "-c", ENTRY.format(module="sandbox.zygote"), str(child.fileno()),
                      json.dumps(config)],
                     pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file,
                     cwd=self._root, env=env, start_new_session=True,
