@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from xamt.compare.dtypes import DtypeInfo, dtype_info
+from xamt.compare.dtypes import DtypeInfo, dtype_info, resolve_tolerance
 from xamt.compare.errors import BackendUnavailableError, CompareUsageError
 from xamt.compare.report import (
     PATTERN_PENALTY,
@@ -23,7 +23,7 @@ from xamt.compare.report import (
     MemberReport,
     value_distance,
 )
-from xamt.compare.tolerance import Tolerance, resolve_tolerance
+from xamt.compare.tolerance import Tolerance
 
 __all__ = ["compare_group", "get_backend", "available_backends", "BACKENDS"]
 
