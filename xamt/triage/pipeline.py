@@ -28,7 +28,7 @@ import numpy as np
 
 from xamt import repro
 from xamt.compare import compare_group
-from xamt.findings import Finding, FindingClass
+from xamt.findings import Finding, FindingClass, encode_evidence
 from xamt.groups.agree import Agreement
 from xamt.groups.execute import ExecItem, MemberResult
 from xamt.groups.normalise import leaves
@@ -347,8 +347,6 @@ class Triage:
                 ref_values: dict[int, Any] | None = None, ref_label: str | None = None,
                 tol: tuple[float, float] = (1e-5, 1e-8), error_type: str | None = None,
                 crash_signal: int | None = None, crash_status: str | None = None) -> TriageOutcome:
-        from sandbox import codec
-
         from xamt.matching.model import cpu_twin
 
         group = cand.group
@@ -415,11 +413,11 @@ class Triage:
             if not v.reproduced:
                 return TriageOutcome(None, dropped="reproducer did not reproduce in a fresh process")
             finding.verified = True
-        inputs_blob = codec.dumps({f"slot{s}:{self._slot_name(group, s)}": v for s, v in values.items()})
-        outputs_blob = codec.dumps([
-            {"status": r.status, "value": r.value if r.ok else None,
-             "error_type": r.error_type, "error_message": r.error_message}
-            for r in results])
+        inputs_blob, outputs_blob = encode_evidence(
+            {f"slot{s}:{self._slot_name(group, s)}": v for s, v in values.items()},
+            [{"status": r.status, "value": r.value if r.ok else None,
+              "error_type": r.error_type, "error_message": r.error_message}
+             for r in results])
         return TriageOutcome(finding, inputs_blob, outputs_blob)
 
     def _hang_limit(self, member: Any) -> float:
