@@ -9,7 +9,6 @@ and the common all-same-shape, all-same-dtype case skips the general bookkeeping
 from __future__ import annotations
 
 import functools
-import logging
 import math
 
 import numpy as np
@@ -24,10 +23,11 @@ from xamt.compare.report import (
     value_distance,
 )
 from xamt.compare.tolerance import Tolerance
+from xamt.log import get_logger
 
 __all__ = ["compare_group", "get_backend", "available_backends", "BACKENDS"]
 
-log = logging.getLogger("xamt.compare")
+log = get_logger("compare")
 
 BACKENDS = ("c", "numba", "numpy")
 _DOMAINS = {"int": 0, "float": 1, "complex": 2}

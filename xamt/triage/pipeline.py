@@ -18,7 +18,6 @@ reference and outlier in :mod:`xamt.triage.reference`.
 """
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ from xamt.findings import Finding, FindingClass, encode_evidence
 from xamt.groups.agree import Agreement
 from xamt.groups.execute import ExecItem, MemberResult
 from xamt.groups.normalise import leaves
+from xamt.log import get_logger
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
 from xamt.triage.classify import LOOSE_TOLERANCE, classify_value, flush_subnormals, ties_only
 from xamt.triage.dedup import Candidate, dominant_dtype, finding_signature, input_signature
@@ -43,7 +43,7 @@ from xamt.triage.reference import (
 __all__ = ["Candidate", "Triage", "TriageOutcome", "input_signature", "upcast", "declared_originals",
            "call_rank", "widen_integers"]
 
-_log = logging.getLogger("xamt.triage")
+_log = get_logger("triage")
 
 
 def _api_label(members: Sequence[Any], index: int) -> str:
