@@ -9,12 +9,16 @@ submissions). Its only timers are task deadlines.
 
 Attribution: the pool sends a worker batches of tasks and remembers their order. Before each
 task the worker writes "tasks started so far" and the start time into a small page it shares
-with the pool (:data:`sandbox.worker.PROGRESS_FILE`); results travel back in batches. When a
+with the pool (:data:`sandbox.protocol.PROGRESS_FILE`); results travel back in batches. When a
 worker dies, "started" minus "results received" says exactly which task it was running (the
 *culprit*); tasks it had finished but whose results were still unsent, and tasks it had not
 started, are re-queued. A timeout is judged from the same page: the running task's start time
 plus its limit. When the pool kills a worker for a timeout it names the task; every other task
 of that worker is re-queued.
+
+The pool's zygote client (:mod:`sandbox.zygote_client`) and its deadline and kill machinery
+(:mod:`sandbox.deadlines`) are mixins of :class:`SandboxPool`; its records of tasks and workers
+are in :mod:`sandbox.records`.
 """
 from __future__ import annotations
 
@@ -22,14 +26,12 @@ import atexit
 import collections
 import functools
 import itertools
-import json
 import logging
 import math
 import os
 import re
 import selectors
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -38,27 +40,21 @@ import threading
 import time
 import weakref
 from concurrent.futures import Future, InvalidStateError
-from pathlib import Path
 from typing import Any, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from . import channel, classify, codec
+from .deadlines import EXIT_WAIT, Deadlines
 from .errors import (
     ConfigError, DecodeError, EncodeError, PoolClosedError, ProtocolError, TaskError, WorkerStartError,
-    ZygoteError,
 )
 from .outcome import CONFIRMABLE, Outcome, Status, Task, TensorInfo, returned_outcome
-from .worker import PROGRESS_FILE, PROGRESS_SIZE, STDERR_FILE, STDOUT_FILE, ProgressPage, read_tail
-from .zygote import THREAD_ENV
+from .protocol import PROGRESS_FILE, PROGRESS_SIZE, STDERR_FILE, STDOUT_FILE, ProgressPage, read_tail
+from .records import BUSY, DYING, IDLE, RETIRING, STARTING, Group, Pending, WorkerRecord
+from .zygote_client import ZygoteClient
 
 log = logging.getLogger("sandbox.pool")
 
-#: directory that holds the ``sandbox`` package (put on the zygote's PYTHONPATH)
-_PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
 _MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)*$")
-#: how the zygote (and a spawned worker) starts: not ``-m``, which would run a second copy of a
-#: module the package has already imported; and without the current directory on sys.path, so
-#: a file a task writes cannot shadow a module
-_ENTRY = "import sys; sys.path[:] = [p for p in sys.path if p]; from {module} import main; main(sys.argv[1:])"
 _STATUSES = {s.value: s for s in Status}
 _STATUS_NAMES = {s: s.value for s in Status}
 _OOM = Status.OOM
@@ -71,91 +67,6 @@ _AFFINITY_WINDOW = 512        # most queued tasks of other workers' keys a batch
 _ENCODED_IN_CALLER = 64       # run() encodes this many tasks itself; the manager thread the rest
 _ENCODE_AHEAD = 64            # tasks the manager encodes per turn ahead of need
 _START_FAILURES = 3           # consecutive worker start failures that break the pool
-_ZYGOTE_RESTARTS = 2
-_EXIT_WAIT = 10.0             # seconds to wait for the zygote's exit report after a kill
-
-
-class _Group:
-    """Tasks of one :meth:`SandboxPool.run` call: the caller sleeps until all are resolved
-    (waiting future by future would wake it, and take the GIL from the manager, per result)."""
-
-    __slots__ = ("remaining", "done", "outcomes", "abandoned", "error")
-
-    def __init__(self, count: int) -> None:
-        self.remaining = count  # decremented by the manager thread only
-        self.done = threading.Event()
-        self.outcomes: List[Optional[Outcome]] = [None] * count
-        self.abandoned = False  # run() failed: drop what is still queued
-        self.error: Optional[BaseException] = None  # a task the manager could not encode
-
-
-class _Pending:
-    """A task on its way: encoded once, possibly run twice (confirmation). ``packet`` is None
-    until encoded (tasks of :meth:`SandboxPool.run` past the first few are encoded by the
-    manager thread)."""
-
-    __slots__ = ("tid", "task", "packet", "nbytes", "future", "timeout", "started", "confirm_of", "group", "slot")
-
-    def __init__(self, tid: int, task: Task, packet: Optional[codec.Packet], future: Optional[Future],
-                 timeout: Optional[float]) -> None:
-        self.tid = tid
-        self.task = task
-        self.packet = packet
-        self.nbytes = packet.nbytes if packet is not None else 0
-        self.future = future
-        self.timeout = timeout
-        self.started = False  # its future is marked running
-        self.confirm_of: Optional[Tuple["_Pending", Outcome]] = None
-        self.group: Optional[_Group] = None
-        self.slot = 0  # index in the group
-
-
-# worker states
-_STARTING, _IDLE, _BUSY, _RETIRING, _DYING = "starting", "idle", "busy", "retiring", "dying"
-
-
-class _Worker:
-    """The pool's view of one worker process."""
-
-    __slots__ = (
-        "wid", "sock", "reader", "workdir", "progress", "pid", "pidfd", "state", "inflight", "frames",
-        "reported", "dispatched", "next_check", "data_limit", "mode", "kill_reason", "kill_tid",
-        "kill_started_at", "kill_at", "dead_at", "retire_after", "registered", "exit_deadline", "oom_kills",
-        "greeted",
-    )
-
-    def __init__(self, wid: int, sock: socket.socket, workdir: str, progress: ProgressPage) -> None:
-        self.wid = wid
-        self.sock = sock
-        self.reader = channel.FrameReader(sock)
-        self.workdir = workdir
-        self.progress = progress
-        self.pid: Optional[int] = None
-        self.pidfd: Optional[int] = None
-        self.state = _STARTING
-        self.inflight: Deque[_Pending] = collections.deque()  # sent, unanswered, in order
-        self.frames: Deque[int] = collections.deque()          # tasks per sent frame, unanswered
-        self.reported = 0        # results received (the worker counts tasks started)
-        self.dispatched = 0
-        self.next_check: Optional[float] = None  # when the running task may have timed out
-        self.data_limit: Optional[int] = None
-        self.mode = ""
-        self.kill_reason: Optional[str] = None
-        self.kill_tid: Optional[int] = None
-        self.kill_started_at = 0.0
-        self.kill_at: Optional[float] = None
-        self.dead_at: Optional[float] = None
-        self.retire_after = False
-        self.registered = True
-        self.exit_deadline: Optional[float] = None
-        self.oom_kills = classify.oom_kill_count()  # the kernel's count when this worker started
-        self.greeted = False  # its hello arrived: it started
-
-    def running(self) -> Tuple[int, float]:
-        """(index in ``inflight`` of the task running now, or -1; its start time)."""
-        count, started_at = self.progress.read()
-        index = count - self.reported - 1
-        return (index if index < len(self.inflight) else len(self.inflight) - 1), started_at
 
 
 _TENSOR_INFOS: Dict[Tuple[Any, ...], Tuple[TensorInfo, ...]] = {}
@@ -186,7 +97,7 @@ def _check_positive(name: str, value: Any, *, allow_none: bool, integer: bool, m
         raise ConfigError(f"{name} must be finite and greater than {minimum}, got {value!r}")
 
 
-class SandboxPool:
+class SandboxPool(ZygoteClient, Deadlines):
     """A pool of crash-safe workers forked from a preloaded zygote.
 
     Parameters:
@@ -273,16 +184,16 @@ class SandboxPool:
         self._startup_timeout = float(startup_timeout)
 
         self._lock = threading.Lock()
-        self._incoming: List[_Pending] = []
+        self._incoming: List[Pending] = []
         self._tids = itertools.count(1)
         self._wids = itertools.count(1)
-        self._queue: Deque[_Pending] = collections.deque()
+        self._queue: Deque[Pending] = collections.deque()
         # affinity key -> wid of the worker that serves it (see Task.affinity)
         self._affinity: Dict[str, int] = {}
         self._affinity_load: Dict[int, int] = {}  # wid -> keys it was given
-        self._unencoded: Deque[_Pending] = collections.deque()  # queued without a packet, in order
-        self._confirm_q: Deque[_Pending] = collections.deque()
-        self._workers: Dict[int, _Worker] = {}
+        self._unencoded: Deque[Pending] = collections.deque()  # queued without a packet, in order
+        self._confirm_q: Deque[Pending] = collections.deque()
+        self._workers: Dict[int, WorkerRecord] = {}
         self._free_dirs: List[str] = []  # emptied directories of dead workers, for new ones
         self._stopping = False     # close() called: accept nothing more
         self._cancel = False       # close(wait=False): cancel what is left
@@ -325,7 +236,7 @@ class SandboxPool:
 
     def worker_pids(self) -> List[int]:
         """Process ids of the live workers (spares included), e.g. for monitoring."""
-        return [w.pid for w in list(self._workers.values()) if w.pid is not None and w.state != _DYING]
+        return [w.pid for w in list(self._workers.values()) if w.pid is not None and w.state != DYING]
 
     def submit(self, task: Task) -> "Future[Outcome]":
         """Queue ``task``; the future resolves to its :class:`Outcome` (never to an exception).
@@ -358,8 +269,8 @@ class SandboxPool:
         tasks = list(tasks)
         if not tasks:
             return []
-        group = _Group(len(tasks))
-        pendings: List[_Pending] = []
+        group = Group(len(tasks))
+        pendings: List[Pending] = []
         for slot, task in enumerate(tasks):
             # a bad task among the first raises before anything is queued; past them, the
             # manager finds it within a few turns (it encodes ahead) and this call raises then
@@ -398,13 +309,13 @@ class SandboxPool:
     # ------------------------------------------------------------------------------------------
     # submission (caller threads)
 
-    def _make_pending(self, task: Task, with_future: bool = True, encode: bool = True) -> _Pending:
+    def _make_pending(self, task: Task, with_future: bool = True, encode: bool = True) -> Pending:
         if not isinstance(task, Task):
             raise TaskError(f"expected a sandbox.Task, got {type(task).__name__}")
         tid = next(self._tids)
         packet = self._encode_task(tid, task) if encode else None
         timeout = task.timeout if task.timeout is not None else self.timeout
-        return _Pending(tid, task, packet, Future() if with_future else None, timeout)
+        return Pending(tid, task, packet, Future() if with_future else None, timeout)
 
     def _encode_task(self, tid: int, task: Task) -> codec.Packet:
         steps, convert, convert_kwargs = task.wire()
@@ -423,7 +334,7 @@ class SandboxPool:
                 return found
         return codec.locate_unencodable(task.convert_kwargs, "convert_kwargs")
 
-    def _enqueue(self, pendings: List[_Pending]) -> None:
+    def _enqueue(self, pendings: List[Pending]) -> None:
         with self._lock:
             if self._stopping:
                 raise PoolClosedError("the pool is closed")
@@ -440,100 +351,6 @@ class SandboxPool:
             os.write(self._wake_w, b"\0")
         except BlockingIOError:
             pass  # the pipe is full: a wake-up is pending anyway
-
-    # ------------------------------------------------------------------------------------------
-    # the zygote
-
-    def _start_zygote(self) -> None:
-        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = dict(os.environ)
-        env.update(THREAD_ENV)
-        env.update(self._env)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
-        # not realpath: a venv's python is a symlink to its base interpreter, yet another environment
-        same_python = os.path.abspath(self.python) == os.path.abspath(sys.executable)
-        # The same interpreter gets our sys.path, so what imports here imports in workers.
-        sys_path = [os.path.abspath(p or os.curdir) for p in sys.path] if same_python else []
-        config = {"preload": list(self.preload), "start_method": self.start_method, "sys_path": sys_path}
-        log_path = os.path.join(self._root, "zygote.log")
-        with open(log_path, "ab") as log_file:
-            try:
-                self._zygote_proc = subprocess.Popen(
-                    [self.python, "-c", _ENTRY.format(module="sandbox.zygote"), str(child.fileno()),
-                     json.dumps(config)],
-                    pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file,
-                    cwd=self._root, env=env, start_new_session=True,
-                )
-            except OSError as exc:
-                parent.close()
-                child.close()
-                raise ZygoteError(f"cannot start {self.python}: {exc}") from None
-        child.close()
-        self._ctrl = parent
-        ready = None
-        deadline = time.monotonic() + self._startup_timeout
-        try:
-            while ready is None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise ZygoteError(f"the zygote did not import {list(self.preload)} within "
-                                      f"{self._startup_timeout:.0f} s{self._zygote_log_tail()}")
-                parent.settimeout(remaining)
-                try:
-                    received = channel.recv_control(parent)
-                except socket.timeout:
-                    continue
-                except EOFError:
-                    code = self._zygote_proc.wait(timeout=5)
-                    raise ZygoteError(f"the zygote exited with status {code} before it was ready"
-                                      f"{self._zygote_log_tail()}") from None
-                message, fds = received  # type: ignore[misc]
-                for fd in fds:
-                    os.close(fd)
-                if message["t"] == "error":
-                    raise ZygoteError(f"the zygote failed to preload {list(self.preload)}: {message['error']}\n"
-                                      f"{message['traceback']}")
-                if message["t"] == "ready":
-                    ready = message
-        except BaseException:
-            self._stop_zygote()
-            raise
-        parent.settimeout(None)
-        self._selector.register(parent, selectors.EVENT_READ, ("zygote", None))
-        ready.pop("t")
-        ready["memory_mechanism"] = (
-            "RLIMIT_DATA = worker data size at start + memory_limit" if self.memory_limit is not None else None
-        )
-        self.info = ready
-        log.info("zygote %d ready: mode %s, %d thread(s), preload %s in %.2f s", ready["pid"], ready["mode"],
-                 ready["threads"], list(self.preload), ready["import_s"])
-        if ready["mode"] == "spawn":
-            log.warning("workers of preload set %s will be spawned (slow): %s", list(self.preload), ready["reason"])
-
-    def _zygote_log_tail(self) -> str:
-        tail = read_tail(os.path.join(self._root, "zygote.log"), 4096).strip()
-        return f"; its output ends with:\n{tail}" if tail else ""
-
-    def _stop_zygote(self) -> None:
-        if self._ctrl is not None:
-            try:
-                self._selector.unregister(self._ctrl)
-            except (KeyError, ValueError):
-                pass
-            try:
-                channel.send_control(self._ctrl, {"t": "quit"})
-            except OSError:
-                pass
-            self._ctrl.close()
-            self._ctrl = None
-        proc = self._zygote_proc
-        if proc is not None:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            self._zygote_proc = None
 
     # ------------------------------------------------------------------------------------------
     # the manager thread
@@ -605,7 +422,7 @@ class SandboxPool:
                 done += 1
         return not self._unencoded
 
-    def _encode_pending(self, p: _Pending) -> bool:
+    def _encode_pending(self, p: Pending) -> bool:
         """Encode a task that run() left to this thread; on failure, fail its run() call (its
         tasks still queued are dropped unrun, this one included) and return False."""
         try:
@@ -632,14 +449,14 @@ class SandboxPool:
 
     # --- workers: start, dispatch, retire ------------------------------------------------------
 
-    def _live(self) -> List[_Worker]:
-        return [w for w in self._workers.values() if w.state in (_STARTING, _IDLE, _BUSY)]
+    def _live(self) -> List[WorkerRecord]:
+        return [w for w in self._workers.values() if w.state in (STARTING, IDLE, BUSY)]
 
     def _surplus(self) -> bool:
         """More live workers than wanted (after a confirmation's extra worker)."""
         return len(self._live()) > self.workers + self.spares + (1 if self._confirm_q else 0)
 
-    def _exhausted(self, w: _Worker) -> bool:
+    def _exhausted(self, w: WorkerRecord) -> bool:
         """The worker takes no more tasks (it retires after those it has)."""
         return w.retire_after or (self.max_tasks_per_worker is not None
                                   and w.dispatched >= self.max_tasks_per_worker)
@@ -651,7 +468,7 @@ class SandboxPool:
         target = self.workers + self.spares
         if self._stopping and not self._queue and not self._confirm_q:
             target = 0
-        if self._confirm_q and not any(w.dispatched == 0 and w.state in (_STARTING, _IDLE) for w in live):
+        if self._confirm_q and not any(w.dispatched == 0 and w.state in (STARTING, IDLE) for w in live):
             target = max(target, len(live) + 1)  # a fresh worker for the confirmation run
         for _ in range(target - len(live)):
             self._spawn_worker()
@@ -673,7 +490,7 @@ class SandboxPool:
             os.close(fd)
         progress = ProgressPage(page_path)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        worker = _Worker(wid, ours, workdir, progress)
+        worker = WorkerRecord(wid, ours, workdir, progress)
         config = {
             "workdir": workdir, "capture_limit": self.capture_limit, "memory_limit": self.memory_limit,
             "file_size_limit": self.file_size_limit,
@@ -696,21 +513,21 @@ class SandboxPool:
         self._ensure_workers()
         # a worker that was given its last task frees its slot now: its successor starts
         # while it finishes, instead of after
-        busy = sum(1 for w in self._workers.values() if w.state == _BUSY and not self._exhausted(w))
+        busy = sum(1 for w in self._workers.values() if w.state == BUSY and not self._exhausted(w))
         live = min(self.workers, len(self._live()))
         # affinity: keys of workers that live on stay theirs; new keys go to serving workers
         # (not to spares, which take work only when a slot frees up)
         live_wids = {x.wid for x in self._workers.values()
-                     if x.kill_reason is None and not x.retire_after and x.state in (_STARTING, _IDLE, _BUSY)}
+                     if x.kill_reason is None and not x.retire_after and x.state in (STARTING, IDLE, BUSY)}
         # workers that ran tasks first, then idle fresh ones before those still starting
         ranked = [x.wid for x in sorted((x for x in self._workers.values() if x.wid in live_wids),
-                                        key=lambda x: (x.dispatched == 0, x.state == _STARTING, x.wid))]
+                                        key=lambda x: (x.dispatched == 0, x.state == STARTING, x.wid))]
         # workers that ran tasks before are fed first: fresh ones (spares) stay fresh for
         # confirmation runs and step in when a slot frees up
         for w in sorted(self._workers.values(), key=lambda w: w.dispatched == 0):
             if w.kill_reason is not None or w.retire_after:
                 continue
-            if w.state == _IDLE:
+            if w.state == IDLE:
                 if self._confirm_q and w.dispatched == 0:
                     self._send(w, [self._confirm_q.popleft()])
                     continue
@@ -718,7 +535,7 @@ class SandboxPool:
                     continue
                 busy += 1
                 budget = _BATCH_BYTES
-            elif w.state == _BUSY and self._queue and len(w.frames) < _PIPELINE_FRAMES:
+            elif w.state == BUSY and self._queue and len(w.frames) < _PIPELINE_FRAMES:
                 # Keep frames queued behind the running one, so the worker never waits for this
                 # thread (which a busy machine may not schedule for a while); only what fits in
                 # the socket buffer, so this send cannot block.
@@ -735,8 +552,8 @@ class SandboxPool:
             # new keys go to at most `workers` workers, this one (it takes a slot) among them;
             # otherwise a spare that took the first slot at start-up made a third home
             serving = {w.wid, *[i for i in ranked if i != w.wid][:self.workers - 1]}
-            batch: List[_Pending] = []
-            deferred: List[_Pending] = []  # other live workers' affinity keys, put back after
+            batch: List[Pending] = []
+            deferred: List[Pending] = []  # other live workers' affinity keys, put back after
             size = 0
             while self._queue and len(batch) < limit:
                 p = self._queue[0]
@@ -755,7 +572,7 @@ class SandboxPool:
                         if len(deferred) < _AFFINITY_WINDOW:
                             deferred.append(self._queue.popleft())
                             continue
-                        if batch or w.state == _BUSY:
+                        if batch or w.state == BUSY:
                             break  # enough looking; the owner will take the rest
                         # nothing of its own in the window: an idle worker helps out. The owner
                         # keeps the key unless it has run nothing yet (no cache of it to keep)
@@ -768,7 +585,7 @@ class SandboxPool:
                     p.started = True
                 if p.packet is None and not self._encode_pending(p):
                     continue  # its run() call failed: dropped as abandoned on the next turn
-                if (size + p.nbytes > budget or p.nbytes > _SOLO_BYTES) and (batch or w.state == _BUSY):
+                if (size + p.nbytes > budget or p.nbytes > _SOLO_BYTES) and (batch or w.state == BUSY):
                     break
                 batch.append(self._queue.popleft())
                 size += p.nbytes
@@ -778,7 +595,7 @@ class SandboxPool:
                 self._queue.extendleft(reversed(deferred))
             if batch:
                 self._send(w, batch)
-            elif w.state == _IDLE:
+            elif w.state == IDLE:
                 # it took nothing (what is queued belongs to other workers' keys): the slot stays
                 # free for them; otherwise an owner that is idle too waits for it forever
                 busy -= 1
@@ -790,12 +607,12 @@ class SandboxPool:
         self._affinity[key] = wid
         self._affinity_load[wid] = self._affinity_load.get(wid, 0) + 1
 
-    def _send(self, w: _Worker, batch: List[_Pending]) -> None:
+    def _send(self, w: WorkerRecord, batch: List[Pending]) -> None:
         was_idle = not w.inflight
         w.inflight.extend(batch)
         w.frames.append(len(batch))
         w.dispatched += len(batch)
-        w.state = _BUSY
+        w.state = BUSY
         if was_idle:
             timeouts = [p.timeout for p in batch if p.timeout is not None]
             w.next_check = time.monotonic() + min(timeouts) if timeouts else None
@@ -807,18 +624,18 @@ class SandboxPool:
                 w.inflight.remove(p)
             w.frames.pop()
             self._requeue(batch)
-            w.state = _DYING
-            w.exit_deadline = time.monotonic() + _EXIT_WAIT
+            w.state = DYING
+            w.exit_deadline = time.monotonic() + EXIT_WAIT
 
-    def _requeue(self, pendings: Sequence[_Pending]) -> None:
+    def _requeue(self, pendings: Sequence[Pending]) -> None:
         for p in reversed(pendings):
             (self._confirm_q if p.confirm_of is not None else self._queue).appendleft(p)
 
-    def _retire(self, w: _Worker) -> None:
+    def _retire(self, w: WorkerRecord) -> None:
         """Tell the worker to exit (an empty frame: EOF alone is not enough when a fork of this
         process holds a copy of the socket); the zygote reports its exit."""
-        w.state = _RETIRING
-        w.exit_deadline = time.monotonic() + _EXIT_WAIT
+        w.state = RETIRING
+        w.exit_deadline = time.monotonic() + EXIT_WAIT
         try:
             channel.send_packets(w.sock, [])
         except OSError:
@@ -826,7 +643,7 @@ class SandboxPool:
         self._unregister_sock(w)
         w.sock.close()
 
-    def _unregister_sock(self, w: _Worker) -> None:
+    def _unregister_sock(self, w: WorkerRecord) -> None:
         if w.registered:
             w.registered = False
             try:
@@ -836,23 +653,23 @@ class SandboxPool:
 
     # --- events --------------------------------------------------------------------------------
 
-    def _read_worker(self, w: _Worker) -> None:
+    def _read_worker(self, w: WorkerRecord) -> None:
         try:
             frames = w.reader.read()
         except EOFError:
             self._unregister_sock(w)
-            if w.state not in (_DYING, _RETIRING):
-                w.state = _DYING
-                w.exit_deadline = time.monotonic() + _EXIT_WAIT
+            if w.state not in (DYING, RETIRING):
+                w.state = DYING
+                w.exit_deadline = time.monotonic() + EXIT_WAIT
             return
         for frame in frames:
             for header, buffers in channel.parse_frame(frame):
                 self._on_message(w, self._decode(w, header, buffers))
-        if frames and w.state == _BUSY and w.kill_reason is None:
+        if frames and w.state == BUSY and w.kill_reason is None:
             self._arm(w, time.monotonic())
 
     @staticmethod
-    def _decode(w: _Worker, header: memoryview, buffers: List[memoryview]) -> List[Any]:
+    def _decode(w: WorkerRecord, header: memoryview, buffers: List[memoryview]) -> List[Any]:
         try:
             return codec.decode_packet(header, buffers)
         except DecodeError:
@@ -868,7 +685,7 @@ class SandboxPool:
                                "the pool cannot decode the value (a dtype it lacks?)"]
         return group
 
-    def _on_message(self, w: _Worker, message: List[Any]) -> None:
+    def _on_message(self, w: WorkerRecord, message: List[Any]) -> None:
         kind = message[0]
         if type(kind) is list:  # a group of results
             for result in message:
@@ -876,14 +693,14 @@ class SandboxPool:
         elif kind == "hello":
             _, w.pid, w.data_limit, w.mode = message
             w.greeted = True
-            if w.state == _STARTING:
-                w.state = _IDLE
+            if w.state == STARTING:
+                w.state = IDLE
             self._start_failures = 0
         elif kind == "frame_oom":
             # the worker could not hold the next frame (it ran none of it)
             batch = [w.inflight.popleft() for _ in range(w.frames.popleft())]
             if not w.inflight:
-                w.state = _IDLE
+                w.state = IDLE
             if len(batch) == 1:
                 p = batch[0]
                 self._complete(p, Outcome(
@@ -897,7 +714,7 @@ class SandboxPool:
         else:
             raise ProtocolError(f"unexpected message from worker {w.wid}: {kind!r}")
 
-    def _on_result(self, w: _Worker, message: List[Any]) -> None:
+    def _on_result(self, w: WorkerRecord, message: List[Any]) -> None:
         if not w.inflight:
             raise ProtocolError(f"worker {w.wid} sent a result with no task in flight")
         (_, tid, status, value, error_type, error_message, trace, failed_step, stdout, stderr, duration,
@@ -924,23 +741,23 @@ class SandboxPool:
                                        _tensor_infos(tensors) if tensors else (), p.task)
             if outcome.status is _OOM:
                 w.retire_after = True  # a worker that hit its limit may be fragmented: replace it
-        if not w.inflight and w.state == _BUSY:
-            w.state = _IDLE
+        if not w.inflight and w.state == BUSY:
+            w.state = IDLE
             w.next_check = None
             if w.kill_reason is None and (self._exhausted(w) or self._surplus()):
                 self._retire(w)
         self._complete(p, outcome)
 
-    def _on_pidfd(self, w: _Worker) -> None:
+    def _on_pidfd(self, w: WorkerRecord) -> None:
         if w.dead_at is None:
             w.dead_at = time.monotonic()
         self._close_pidfd(w)
-        if w.state not in (_DYING, _RETIRING):
-            w.state = _DYING
+        if w.state not in (DYING, RETIRING):
+            w.state = DYING
         if w.exit_deadline is None:
-            w.exit_deadline = time.monotonic() + _EXIT_WAIT
+            w.exit_deadline = time.monotonic() + EXIT_WAIT
 
-    def _close_pidfd(self, w: _Worker) -> None:
+    def _close_pidfd(self, w: WorkerRecord) -> None:
         if w.pidfd is not None:
             try:
                 self._selector.unregister(w.pidfd)
@@ -949,40 +766,6 @@ class SandboxPool:
             os.close(w.pidfd)
             w.pidfd = None
 
-    def _read_zygote(self) -> None:
-        while self._ctrl is not None:
-            try:
-                received = channel.recv_control(self._ctrl, block=False)
-            except EOFError:
-                self._zygote_died()
-                return
-            if received is None:
-                return
-            message, fds = received
-            for fd in fds:
-                os.close(fd)
-            kind = message["t"]
-            w = self._workers.get(message.get("wid", -1))
-            if kind == "spawned" and w is not None:
-                w.pid = message["pid"]
-                w.mode = message["mode"]
-                try:
-                    w.pidfd = os.pidfd_open(w.pid)
-                    self._selector.register(w.pidfd, selectors.EVENT_READ, ("pidfd", w))
-                except (OSError, AttributeError):
-                    w.pidfd = None  # already gone (the exit report follows) or no pidfd support
-            elif kind == "exited" and w is not None:
-                self._finalize(w, message["status"], message["maxrss"])
-            elif kind == "spawn_failed" and w is not None:
-                log.error("the zygote could not start a worker: %s", message["error"])
-                self._last_start_error = message["error"]
-                self._start_failed()
-                self._finalize(w, None, None)
-            elif kind == "mode":
-                log.warning("preload set %s switches to %s mode: %s", list(self.preload), message["mode"],
-                            message["reason"])
-                self.info = dict(self.info, mode=message["mode"], reason=message["reason"])
-
     def _start_failed(self) -> None:
         self._start_failures += 1
         if self._start_failures >= _START_FAILURES and not self._broken:
@@ -990,36 +773,9 @@ class SandboxPool:
                             f"last error: {self._last_start_error or 'unknown'}")
             log.error("%s", self._broken)
 
-    def _zygote_died(self) -> None:
-        proc = self._zygote_proc
-        code = proc.wait() if proc is not None else None
-        log.error("the zygote of %s died (status %s)%s", list(self.preload), code, self._zygote_log_tail())
-        if self._ctrl is not None:
-            self._selector.unregister(self._ctrl)
-            self._ctrl.close()
-            self._ctrl = None
-        self._zygote_proc = None
-        # its workers die with it (PDEATHSIG); their tasks did nothing wrong
-        for w in list(self._workers.values()):
-            self._hard_kill(w)
-            innocent = list(w.inflight)
-            w.inflight.clear()
-            self._requeue(innocent)
-            self._finalize(w, None, None)
-        if self._cancel or (self._stopping and not self._queue):
-            return
-        if self._zygote_restarts >= _ZYGOTE_RESTARTS:
-            self._broken = f"the zygote died {self._zygote_restarts + 1} times (status {code})"
-            return
-        self._zygote_restarts += 1
-        try:
-            self._start_zygote()
-        except ZygoteError as exc:
-            self._broken = str(exc)
-
     # --- deaths --------------------------------------------------------------------------------
 
-    def _finalize(self, w: _Worker, wait_status: Optional[int], max_rss: Optional[int]) -> None:
+    def _finalize(self, w: WorkerRecord, wait_status: Optional[int], max_rss: Optional[int]) -> None:
         """The worker is gone: attribute its death, re-queue the other tasks, clean up."""
         if w.registered:
             try:
@@ -1042,7 +798,7 @@ class SandboxPool:
         pendings = list(w.inflight)
         w.inflight.clear()
         w.frames.clear()
-        culprit: Optional[_Pending] = None
+        culprit: Optional[Pending] = None
         if w.kill_reason == "timeout":
             culprit = next((p for p in pendings if p.tid == w.kill_tid), None)
             started_at = w.kill_started_at
@@ -1075,7 +831,7 @@ class SandboxPool:
                 self._resolve(culprit, outcome)
             else:
                 self._complete(culprit, outcome)
-        elif w.greeted and w.state != _RETIRING and wait_status is not None and w.kill_reason is None:
+        elif w.greeted and w.state != RETIRING and wait_status is not None and w.kill_reason is None:
             log.warning("worker %s (pid %s) exited while idle with status %s", w.wid, w.pid, wait_status)
         w.progress.close()
         self._release_dir(w.workdir)
@@ -1097,92 +853,13 @@ class SandboxPool:
             return
         self._free_dirs.append(workdir)
 
-    def _worker_stderr(self, w: _Worker) -> str:
+    def _worker_stderr(self, w: WorkerRecord) -> str:
         tail = read_tail(os.path.join(w.workdir, STDERR_FILE), 2048).strip()
         return f"; stderr: {tail}" if tail else ""
 
-    # --- timers --------------------------------------------------------------------------------
-
-    def _next_timer(self, now: float) -> Optional[float]:
-        nearest = math.inf
-        for w in self._workers.values():
-            if w.kill_at is not None:
-                nearest = min(nearest, w.kill_at)
-            elif w.next_check is not None and w.state == _BUSY and w.kill_reason is None:
-                nearest = min(nearest, w.next_check)
-            if w.exit_deadline is not None:
-                nearest = min(nearest, w.exit_deadline)
-        if self._cancel_deadline is not None:
-            nearest = min(nearest, self._cancel_deadline)
-        return None if nearest == math.inf else max(0.0, nearest - now)
-
-    def _check_timers(self, now: float) -> None:
-        for w in list(self._workers.values()):
-            if w.kill_at is not None and now >= w.kill_at:
-                w.kill_at = None
-                self._hard_kill(w)
-            elif (w.state == _BUSY and w.kill_reason is None and w.next_check is not None
-                  and now >= w.next_check):
-                self._read_worker(w)  # results first (this also re-arms)
-                if w.state == _BUSY and w.kill_reason is None:
-                    self._arm(w, now)
-            if w.exit_deadline is not None and now >= w.exit_deadline and w.wid in self._workers:
-                # no exit report came (it should within milliseconds): finish without a status
-                log.warning("no exit report for worker %s (pid %s); finalizing without one", w.wid, w.pid)
-                self._hard_kill(w)
-                self._finalize(w, None, None)
-
-    def _arm(self, w: _Worker, now: float) -> None:
-        """Set the worker's next deadline check from its progress page; kill it if the running
-        task is past its limit. A timer, not polling: it fires once per deadline."""
-        index, started_at = w.running()
-        if index >= 0:
-            p = w.inflight[index]
-            if p.timeout is not None:
-                deadline = started_at + p.timeout
-                if now >= deadline:
-                    self._begin_kill(w, "timeout", p, started_at)
-                else:
-                    w.next_check = deadline
-                return
-        # between tasks, or running one without a limit: the next task to start may have one
-        rest = [p.timeout for p in itertools.islice(w.inflight, index + 1, None) if p.timeout is not None]
-        w.next_check = now + min(rest) if rest else None
-
-    def _begin_kill(self, w: _Worker, reason: str, p: Optional[_Pending] = None, started_at: float = 0.0) -> None:
-        w.kill_reason = reason
-        w.kill_tid = p.tid if p is not None else None
-        w.kill_started_at = started_at
-        w.next_check = None
-        if reason == "timeout" and self.kill_grace > 0 and w.pid is not None:
-            self._signal(w, signal.SIGUSR1)  # faulthandler dumps the stuck stack to stderr
-            w.kill_at = time.monotonic() + self.kill_grace
-        else:
-            self._hard_kill(w)
-
-    def _hard_kill(self, w: _Worker) -> None:
-        if w.pid is None:
-            return
-        try:
-            os.killpg(w.pid, signal.SIGKILL)  # the worker leads its own group: its children too
-        except OSError:
-            pass
-        self._signal(w, signal.SIGKILL)
-        if w.exit_deadline is None:
-            w.exit_deadline = time.monotonic() + _EXIT_WAIT
-
-    def _signal(self, w: _Worker, sig: int) -> None:
-        try:
-            if w.pidfd is not None:
-                signal.pidfd_send_signal(w.pidfd, sig)  # no pid-reuse race
-            elif w.pid is not None:
-                os.kill(w.pid, sig)
-        except OSError:
-            pass
-
     # --- resolution ----------------------------------------------------------------------------
 
-    def _complete(self, p: _Pending, outcome: Outcome) -> None:
+    def _complete(self, p: Pending, outcome: Outcome) -> None:
         """A run of ``p`` ended: confirm it, finish a confirmation, or resolve it."""
         if p.confirm_of is not None:
             original, first = p.confirm_of
@@ -1192,14 +869,14 @@ class SandboxPool:
             self._resolve(original, first)
         elif self.confirm and outcome.status in CONFIRMABLE and not self._cancel:
             # same id: the packet carries it, and the first run is no longer in flight
-            rerun = _Pending(p.tid, p.task, p.packet, None, p.timeout)
+            rerun = Pending(p.tid, p.task, p.packet, None, p.timeout)
             rerun.started = True
             rerun.confirm_of = (p, outcome)
             self._confirm_q.append(rerun)
         else:
             self._resolve(p, outcome)
 
-    def _resolve(self, p: _Pending, outcome: Outcome) -> None:
+    def _resolve(self, p: Pending, outcome: Outcome) -> None:
         if p.confirm_of is not None:  # a confirmation that will not run: report the first run
             original, first = p.confirm_of
             self._resolve(original, first)
@@ -1217,12 +894,12 @@ class SandboxPool:
             if not group.remaining:
                 group.done.set()
 
-    def _cancelled(self, p: _Pending, reason: str = "the pool was closed before the task finished",
+    def _cancelled(self, p: Pending, reason: str = "the pool was closed before the task finished",
                    error_type: Optional[str] = None) -> Outcome:
         return Outcome(Status.CANCELLED, error_type=error_type, error_message=reason, task=p.task)
 
     def _begin_cancel(self) -> None:
-        self._cancel_deadline = time.monotonic() + _EXIT_WAIT
+        self._cancel_deadline = time.monotonic() + EXIT_WAIT
         for p in list(self._queue) + list(self._confirm_q):
             self._resolve(p, self._cancelled(p))
         self._queue.clear()

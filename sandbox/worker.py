@@ -4,7 +4,7 @@ A worker is forked by the zygote (or, in spawn mode, started by it as a fresh in
 running :func:`main`). It talks to the pool over one stream socket: it sends a ``hello``, then
 receives frames of tasks and sends their results back in groups (:data:`RESULT_BATCH`,
 :data:`RESULT_DELAY`). Before each task it publishes "tasks started" and the start time on a
-page it shares with the pool (:class:`ProgressPage`), so the pool knows which task a dying
+page it shares with the pool (:class:`~sandbox.protocol.ProgressPage`), so the pool knows which task a dying
 worker was running even when results of finished tasks were still unsent.
 
 Per worker: a data-size limit (``RLIMIT_DATA``: the worker's data size at start plus the pool's
@@ -27,7 +27,6 @@ import os
 import resource
 import shutil
 import signal
-import mmap
 import socket
 import sys
 import tempfile
@@ -41,16 +40,9 @@ from . import channel, classify, codec
 from .classify import safe_str as _safe_str, type_name as _type_name
 from .errors import DecodeError, EncodeError, ResolveError
 from .outcome import Ref, Status
+from .preload import preload_modules
+from .protocol import PROGRESS_FILE, STDERR_FILE, STDOUT_FILE, ProgressPage
 
-#: a result message: ["r", *RESULT_FIELDS]; results travel as packets holding lists of them
-RESULT_FIELDS = ("id", "status", "value", "error_type", "error_message", "traceback", "failed_step",
-                 "stdout", "stderr", "duration", "rss", "tensors")
-STDOUT_FILE = "stdout.txt"
-STDERR_FILE = "stderr.txt"
-#: the page the worker shares with the pool: f64 start time of the latest task (monotonic clock),
-#: then u64 tasks started. The worker writes the time first, the pool reads the count first.
-PROGRESS_FILE = "progress"
-PROGRESS_SIZE = 16
 _KEEP_FILES = frozenset({STDOUT_FILE, STDERR_FILE, PROGRESS_FILE})
 #: results are sent in batches: at the end of each received frame, or when this many are waiting,
 #: or when the oldest has waited this long (so the pool sees progress during long batches)
@@ -65,48 +57,6 @@ _perf_counter, _monotonic = time.perf_counter, time.monotonic
 #: kernel summing the CPU times of all threads, which nobody reads here
 _getrusage, _RUSAGE_SELF = resource.getrusage, getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)
 _TRACEBACK_LINE_LIMIT = 4096
-
-
-class ProgressPage:
-    """The page a worker shares with the pool (:data:`PROGRESS_FILE`).
-
-    Each field is read and written as one aligned 8-byte access through a typed memoryview
-    (``struct.pack_into`` would not do: it zero-fills before writing, so a concurrent reader
-    could see 0). The worker stores the time before the count and the pool loads the count
-    before the time, so a pool that sees a new count also sees its time.
-    """
-
-    def __init__(self, path: str) -> None:
-        with open(path, "r+b") as handle:
-            self._map = mmap.mmap(handle.fileno(), PROGRESS_SIZE)
-        self._time = memoryview(self._map).cast("d")
-        self._count = memoryview(self._map).cast("Q")
-
-    def publish(self, count: int, started_at: float) -> None:
-        self._time[0] = started_at
-        self._count[1] = count
-
-    def read(self) -> "tuple[int, float]":
-        """(tasks started, start time of the latest)."""
-        count = self._count[1]
-        return count, self._time[0]
-
-    def close(self) -> None:
-        self._time.release()
-        self._count.release()
-        self._map.close()
-
-
-def read_tail(path: str, limit: int) -> str:
-    """The last ``limit`` bytes of a capture file, decoded leniently ('' if missing)."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - limit))
-            return handle.read(limit).decode("utf-8", "replace")
-    except OSError:
-        return ""
 
 
 def bounded(text: str, limit: int) -> str:
@@ -338,7 +288,7 @@ class Worker:
     # --- one task ---------------------------------------------------------------------------
 
     def run_packet(self, header: memoryview, buffers: List[memoryview], results: codec.PacketGroup) -> None:
-        """Decode, run and encode one task; adds its result message (:data:`RESULT_FIELDS`) to ``results``."""
+        """Decode, run and encode one task; adds its result message (:data:`~sandbox.protocol.RESULT_FIELDS`) to ``results``."""
         if self._clear_refs is not None:
             os.write(self._clear_refs, b"5")  # reset the peak-RSS counter for this task
         value: Any = None
@@ -515,8 +465,6 @@ def run_worker(sock_fd: int, config: Dict[str, Any]) -> None:
 
 def main(argv: Optional[List[str]] = None) -> None:
     """Entry of a spawned worker: ``main([fd, config-json])`` (started by the zygote in spawn mode)."""
-    from .zygote import preload_modules
-
     args = sys.argv[1:] if argv is None else argv
     sock_fd, config = int(args[0]), json.loads(args[1])
     sys.path[:0] = [p for p in config.get("sys_path", []) if p not in sys.path]

@@ -2,7 +2,7 @@
 
 The pool starts one zygote per preload set (a fresh interpreter running :func:`main`, possibly
 another interpreter) with the compute thread pools held to one thread through the environment
-(:data:`THREAD_ENV`). The zygote imports the modules, applies the few single-thread settings
+(:data:`sandbox.preload.THREAD_ENV`). The zygote imports the modules, applies the few single-thread settings
 that exist only as API calls (TensorFlow's), and then only waits on its control socket.
 Forking a process that imported these libraries but ran nothing is safe; forking one with more
 than one thread is not (a lock held by another thread stays locked forever in the child), so
@@ -19,7 +19,6 @@ Runs under other interpreters too: Python 3.9 syntax.
 from __future__ import annotations
 
 import gc
-import importlib
 import json
 import os
 import select
@@ -28,36 +27,11 @@ import socket
 import sys
 import time
 import traceback
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from . import channel
-
-#: set in the zygote's environment before any import (inherited by workers)
-THREAD_ENV = {
-    "OMP_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "VECLIB_MAXIMUM_THREADS": "1",
-    "NUMEXPR_NUM_THREADS": "1",
-    "NUMBA_NUM_THREADS": "1",
-    "NUMBA_THREADING_LAYER": "workqueue",
-    "TF_NUM_INTRAOP_THREADS": "1",
-    "TF_NUM_INTEROP_THREADS": "1",
-    "TF_CPP_MIN_LOG_LEVEL": "2",
-    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
-}
-
-
-def _tensorflow_single_thread(module: Any) -> None:
-    # configuration only: sets the sizes of pools that are created later; runs no op
-    module.config.threading.set_intra_op_parallelism_threads(1)
-    module.config.threading.set_inter_op_parallelism_threads(1)
-
-
-#: settings that exist only as calls, applied when the module is loaded after the preload
-SINGLE_THREAD_HOOKS: Dict[str, Callable[[Any], None]] = {
-    "tensorflow": _tensorflow_single_thread,
-}
+from .preload import preload_modules
+from .protocol import ENTRY
 
 
 def thread_count() -> int:
@@ -105,18 +79,6 @@ def collapse_to_huge_pages() -> int:
         if high > low and madvise(low, high - low, _MADV_COLLAPSE) == 0:
             collapsed += high - low
     return collapsed
-
-
-def preload_modules(names: List[str]) -> Dict[str, Optional[str]]:
-    """Import ``names`` and apply the single-thread hooks; returns each module's version."""
-    versions: Dict[str, Optional[str]] = {}
-    for name in names:
-        module = importlib.import_module(name)
-        versions[name] = getattr(module, "__version__", None)
-    for name, hook in SINGLE_THREAD_HOOKS.items():
-        if name in sys.modules:
-            hook(sys.modules[name])
-    return versions
 
 
 class Zygote:
@@ -232,9 +194,7 @@ class Zygote:
     def _spawn_worker(self, sock_fd: int, config: Dict[str, Any]) -> int:
         config = dict(config, preload=self.config["preload"], sys_path=self.config.get("sys_path") or [])
         os.set_inheritable(sock_fd, True)
-        from .pool import _ENTRY
-
-        argv = [sys.executable, "-c", _ENTRY.format(module="sandbox.worker"), str(sock_fd), json.dumps(config)]
+        argv = [sys.executable, "-c", ENTRY.format(module="sandbox.worker"), str(sock_fd), json.dumps(config)]
         return os.posix_spawn(sys.executable, argv, os.environ)
 
     def reap(self) -> None:

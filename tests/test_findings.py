@@ -82,3 +82,22 @@ def test_incompatible_findings_tables_are_refused(tmp_path):
     with Store(db) as st:
         with pytest.raises(StoreVersionError):
             st.ensure(newer)
+
+
+def test_a_later_hit_counts_and_the_evidence_round_trips(tmp_path):
+    import numpy as np
+
+    from xamt.findings import EvidenceDecodeError, decode_evidence_blob, encode_evidence
+
+    with Store(tmp_path / "x.db") as st:
+        fs = FindingsStore(st)
+        cid = fs.start_campaign(Campaign(libraries={"numpy": "2"}, budget_s=1, seed=1, workers=1))
+        inputs, outputs = encode_evidence({"x": np.arange(3.0)}, [{"status": "ok", "value": np.ones(2)}])
+        fid, _ = fs.file(make_finding(cid, last_seen=1.0), inputs, outputs)
+        fs.add_hit(fid, 42.0)
+        got = fs.finding(fid)
+        assert (got.hits, got.last_seen) == (2, 42.0)
+        back_in, back_out = (decode_evidence_blob(b) for b in fs.evidence(fid))
+    assert np.array_equal(back_in["x"], np.arange(3.0)) and back_out[0]["status"] == "ok"
+    with pytest.raises(EvidenceDecodeError):
+        decode_evidence_blob(b"\xc1")

@@ -1217,7 +1217,7 @@ def catalog_summary(result: CatalogResult) -> dict[str, Any]:
 
 def cli_command():
     """The ``catalog`` subcommand for :mod:`xamt.cli`."""
-    from xamt.cli import Command
+    from xamt.command import Command
 
     return Command("catalog", "mine the public APIs of each library into the store",
                    configure_parser, run_command)

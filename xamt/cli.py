@@ -1,7 +1,8 @@
 """The ``xamt`` command line.
 
-Each subcommand is a :class:`Command` (name, help, ``configure(parser)``, ``run(args) -> int``)
-returned by a provider function named in :data:`COMMAND_PROVIDERS` as ``"module:function"``.
+Each subcommand is a :class:`~xamt.command.Command` (name, help, ``configure(parser)``,
+``run(args) -> int``) returned by a provider function named in :data:`COMMAND_PROVIDERS` as
+``"module:function"``.
 Adding a subcommand is writing such a provider (next to the code it drives) and adding one line
 there; providers are imported only when the command line is built. Every command gets ``--out``
 (the output folder; the store is ``<out>/xamt.db``) and ``-v``.
@@ -10,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
+from xamt.command import Command
 from xamt.errors import XamtError
 from xamt.libraries.base import resolve_ref
 from xamt.log import configure
@@ -31,16 +32,6 @@ COMMAND_PROVIDERS: tuple[str, ...] = (
     "xamt.report.cli:report_command",
     "xamt.report.cli:findings_command",
 )
-
-
-@dataclass(frozen=True)
-class Command:
-    """One subcommand: ``configure`` adds its options, ``run`` executes it (exit status)."""
-
-    name: str
-    help: str
-    configure: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

@@ -11,7 +11,8 @@ This module is the contract between the fuzzer (which writes) and the reports (w
 * ``findings`` — one row per distinct finding, deduplicated on
   ``(group_key, finding_class, outlier_api, signature)``; a repeat increments ``hits``;
 * ``finding_evidence`` — the minimised input and every member's outcome (msgpack blobs written
-  with the sandbox codec), kept apart so listing findings stays cheap.
+  with the sandbox codec, :func:`encode_evidence`; read back with :func:`decode_evidence_blob`),
+  kept apart so listing findings stays cheap.
 
 Findings survive a crash of the fuzzer: each is written in its own transaction when filed.
 """
@@ -22,8 +23,10 @@ import json
 import math
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
+from sandbox import codec
+from sandbox.errors import DecodeError as EvidenceDecodeError
 from xamt.errors import StoreError
 from xamt.store import Schema, Store
 
@@ -35,6 +38,9 @@ __all__ = [
     "FindingsStore",
     "DISPERSION_BINS",
     "histogram_of",
+    "encode_evidence",
+    "decode_evidence_blob",
+    "EvidenceDecodeError",
 ]
 
 
@@ -144,6 +150,24 @@ FINDINGS_SCHEMA = Schema(
         " outputs BLOB NOT NULL)",
     ),
 )
+
+
+def encode_evidence(inputs: Mapping[str, Any],
+                    outputs: Iterable[Mapping[str, Any]]) -> tuple[bytes, bytes]:
+    """The ``(inputs, outputs)`` evidence blobs of a finding, for :meth:`FindingsStore.file`.
+
+    ``inputs``: ``{argument name: numpy array or scalar}``; ``outputs``: one dict per group
+    member in :attr:`Finding.members` order, ``{"status", "value", "error_type",
+    "error_message"}`` (``value`` a numpy array or None). Raises the sandbox codec's
+    ``EncodeError`` for a value it cannot encode.
+    """
+    return codec.dumps(inputs), codec.dumps(outputs)
+
+
+def decode_evidence_blob(blob: bytes) -> Any:
+    """One evidence blob decoded (see :func:`encode_evidence`); raises
+    :class:`EvidenceDecodeError` when it cannot be."""
+    return codec.loads(blob)
 
 
 class FindingsStore:
@@ -277,6 +301,11 @@ class FindingsStore:
                 (fid, inputs, outputs))
         f.id = fid
         return fid, True
+
+    def add_hit(self, finding_id: int, when: float) -> None:
+        """Count one more hit of a filed finding, seen at ``when`` (``time.time()``)."""
+        self.store.execute("UPDATE findings SET hits = hits + 1, last_seen=? WHERE id=?",
+                           (when, finding_id))
 
     def set_reproducer(self, finding_id: int, path: str, verified: bool) -> None:
         """Record the reproducer's path and whether replaying it showed the divergence."""

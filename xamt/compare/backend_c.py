@@ -12,7 +12,6 @@ import functools
 import hashlib
 import importlib.machinery
 import importlib.util
-import logging
 import os
 import sys
 import sysconfig
@@ -20,10 +19,11 @@ import tempfile
 from pathlib import Path
 
 from xamt.compare.errors import BackendUnavailableError
+from xamt.log import get_logger
 
 __all__ = ["CBackend", "load_ccompare"]
 
-log = logging.getLogger("xamt.compare")
+log = get_logger("compare")
 
 _MODULE = "xamt.compare._ccompare"
 _CSRC = Path(__file__).resolve().parents[2] / "csrc"

@@ -5,12 +5,14 @@ One :class:`DtypeInfo` per dtype says which *kind* the dtype is (``bool``, ``int
 converted first (ml_dtypes' narrow formats, ``longdouble``, non-native byte order), the
 parameters of its ulp (``ulp(x) = max(pow2floor(|x|) * ulp_scale, ulp_min)``) and its default
 tolerance. Lookups are cached per dtype, so the per-call cost is one dict access.
+:func:`resolve_tolerance` makes a group's tolerance from its members' dtypes.
 """
 from __future__ import annotations
 
 import functools
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
@@ -20,7 +22,7 @@ import numpy as np
 from xamt.compare.errors import ToleranceError
 from xamt.compare.tolerance import Tolerance
 
-__all__ = ["DtypeInfo", "dtype_info", "default_tolerances", "KINDS", "Code"]
+__all__ = ["DtypeInfo", "dtype_info", "default_tolerances", "resolve_tolerance", "KINDS", "Code"]
 
 KINDS = ("bool", "int", "float", "complex", "other")
 
@@ -164,3 +166,48 @@ def _slow_info(dt: np.dtype, table: dict[np.dtype, DtypeInfo]) -> DtypeInfo:
     # strings, bytes, objects, datetimes, structured records: compared for exact equality
     return DtypeInfo(dt.str if dt.names is None else "structured", "other", Code.OTHER, None,
                      0.0, 1.0, _EXACT, str(dt), _tolerance(_EXACT))
+
+
+# -- a group's tolerance ------------------------------------------------------------------
+def _as_tolerance(value: object, where: str) -> Tolerance:
+    if isinstance(value, Tolerance):
+        return value
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) and len(value) == 2:
+        return Tolerance(value[0], value[1])
+    raise ToleranceError(f"{where}: expected a Tolerance or an (rtol, atol) pair, got {value!r}")
+
+
+def _dtype_name(key: object) -> str:
+    try:
+        return np.dtype(key).name  # accepts names, dtypes and scalar types alike
+    except TypeError:
+        raise ToleranceError(f"tolerance mapping key {key!r} is not a dtype") from None
+
+
+def resolve_tolerance(tol: object, infos: Sequence[DtypeInfo]) -> Tolerance:
+    """The group tolerance: the largest rtol and the largest atol over the members' dtypes.
+
+    ``tol`` is None (defaults per dtype), a :class:`Tolerance` or (rtol, atol) pair (applies to
+    every dtype), or a mapping dtype -> Tolerance / pair that overrides the defaults of the
+    dtypes it names.
+    """
+    if tol is None:
+        first = infos[0].default_tol
+        if all(info.default_tol is first for info in infos):
+            return first
+        rtol = atol = 0.0
+        for info in infos:
+            r, a = info.tol
+            rtol = r if r > rtol else rtol
+            atol = a if a > atol else atol
+        return Tolerance(rtol, atol)
+    if isinstance(tol, Mapping):
+        table = {_dtype_name(k): _as_tolerance(v, f"tolerance for {k!r}") for k, v in tol.items()}
+        rtol = atol = 0.0
+        for info in infos:
+            over = table.get(info.name)
+            r, a = (over.rtol, over.atol) if over is not None else info.tol
+            rtol = r if r > rtol else rtol
+            atol = a if a > atol else atol
+        return Tolerance(rtol, atol)
+    return _as_tolerance(tol, "tol")

@@ -9,12 +9,11 @@ and the common all-same-shape, all-same-dtype case skips the general bookkeeping
 from __future__ import annotations
 
 import functools
-import logging
 import math
 
 import numpy as np
 
-from xamt.compare.dtypes import DtypeInfo, dtype_info
+from xamt.compare.dtypes import DtypeInfo, dtype_info, resolve_tolerance
 from xamt.compare.errors import BackendUnavailableError, CompareUsageError
 from xamt.compare.report import (
     PATTERN_PENALTY,
@@ -23,11 +22,12 @@ from xamt.compare.report import (
     MemberReport,
     value_distance,
 )
-from xamt.compare.tolerance import Tolerance, resolve_tolerance
+from xamt.compare.tolerance import Tolerance
+from xamt.log import get_logger
 
 __all__ = ["compare_group", "get_backend", "available_backends", "BACKENDS"]
 
-log = logging.getLogger("xamt.compare")
+log = get_logger("compare")
 
 BACKENDS = ("c", "numba", "numpy")
 _DOMAINS = {"int": 0, "float": 1, "complex": 2}

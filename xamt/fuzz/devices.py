@@ -17,17 +17,17 @@ the fuzzer's parent process must never do (its workers are forked from a zygote)
 from __future__ import annotations
 
 import dataclasses
-import logging
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from xamt.errors import ConfigError
+from xamt.log import get_logger
 from xamt.matching.model import CPU, cpu_twin, device_label
 
 __all__ = ["DevicePlan", "parse_devices", "probe_devices", "discover", "resolve",
            "with_device_twins", "device_label", "cpu_twin", "PROBE_DEVICES", "CPU"]
 
-_log = logging.getLogger("xamt.fuzz.devices")
+_log = get_logger("fuzz.devices")
 
 PROBE_DEVICES = "xamt.fuzz.devices:probe_devices"
 

@@ -1,6 +1,6 @@
 """A finding's evidence made readable: decoded inputs and outputs, differing elements, tables.
 
-Evidence blobs are written by the fuzzer with the sandbox codec (:func:`sandbox.codec.dumps`):
+Evidence blobs are written by the fuzzer (:func:`xamt.findings.encode_evidence`, the sandbox codec):
 
 * ``inputs``: a dict ``{argument name: numpy array or scalar}``;
 * ``outputs``: a list, one per group member in :attr:`Finding.members` order, of dicts
@@ -20,9 +20,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from sandbox import codec
-from sandbox.errors import DecodeError
-from xamt.findings import Finding, FindingsStore
+from xamt.findings import EvidenceDecodeError, Finding, FindingsStore, decode_evidence_blob
 from xamt.log import get_logger
 
 __all__ = [
@@ -117,18 +115,18 @@ def decode_evidence(finding: Finding, inputs_blob: bytes | None,
         return Evidence(outputs=_members_only(finding), problem="no evidence stored for this finding")
     problems = []
     try:
-        inputs = codec.loads(inputs_blob)
+        inputs = decode_evidence_blob(inputs_blob)
         if not isinstance(inputs, dict):
             problems.append(f"inputs blob holds a {type(inputs).__name__}, not a dict")
             inputs = {"input": inputs}
-    except DecodeError as exc:
+    except EvidenceDecodeError as exc:
         problems.append(f"inputs cannot be decoded: {exc}")
         inputs = {}
     try:
-        outputs, problem = _member_outputs(finding, codec.loads(outputs_blob))
+        outputs, problem = _member_outputs(finding, decode_evidence_blob(outputs_blob))
         if problem:
             problems.append(problem)
-    except DecodeError as exc:
+    except EvidenceDecodeError as exc:
         problems.append(f"outputs cannot be decoded: {exc}")
         outputs = _members_only(finding)
     if problems:

@@ -6,7 +6,6 @@ returns or raises), the comparator's numbers and the input.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from xamt.report.evidence import (
     tolerance_for,
 )
 from xamt.report.model import get_finding, open_findings
+from xamt.report.shared import ReproducerText, environment, read_reproducer
 
 __all__ = [
     "ReproducerText",
@@ -56,30 +56,6 @@ _CLASS_PHRASES: dict[FindingClass, str] = {
 
 #: arrays in Markdown text are summarised beyond this many elements (numpy's threshold)
 _TEXT_THRESHOLD = 64
-
-
-@dataclass
-class ReproducerText:
-    """The reproducer script's text, or why there is none."""
-
-    path: str | None
-    text: str | None
-    problem: str | None = None
-
-
-def read_reproducer(out_dir: str | Path, finding: Finding) -> ReproducerText:
-    """Read ``finding``'s reproducer (its path is relative to the output folder)."""
-    if not finding.reproducer:
-        return ReproducerText(None, None, "no reproducer was written for this finding")
-    root = Path(out_dir).resolve()
-    path = (root / finding.reproducer).resolve()
-    if not path.is_relative_to(root):
-        return ReproducerText(finding.reproducer, None,
-                              f"reproducer path {finding.reproducer!r} leaves the output folder")
-    try:
-        return ReproducerText(finding.reproducer, path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        return ReproducerText(finding.reproducer, None, f"cannot read the reproducer: {exc}")
 
 
 def _member_json(o: MemberOutput, with_value: bool) -> dict[str, Any]:
@@ -184,9 +160,7 @@ _ISSUE_DIFFERENCES = 10
 def issue_markdown(finding: Finding, evidence: Evidence, campaign: Campaign | None,
                    reproducer: ReproducerText, *, env: Any = None) -> str:
     """The Markdown bug report of one finding (``env``: a Jinja environment without HTML
-    escaping, from :func:`xamt.report.html.environment`, to reuse across many findings)."""
-    from xamt.report.html import environment
-
+    escaping, from :func:`xamt.report.shared.environment`, to reuse across many findings)."""
     outputs = evidence.outputs
     tol = tolerance_for(finding, [o.value for o in outputs])
     agreeing = agreeing_members(outputs, tol)

@@ -8,8 +8,6 @@ and no page of a finding that no longer exists survives.
 """
 from __future__ import annotations
 
-import json
-import math
 import shutil
 import time
 from collections import Counter
@@ -18,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment
 
 from xamt.findings import Finding, FindingsStore
 from xamt.log import get_logger
@@ -35,8 +33,9 @@ from xamt.report.evidence import (
     tolerance_for,
     union_mask,
 )
-from xamt.report.export import ReproducerText, issue_markdown, read_reproducer
+from xamt.report.export import issue_markdown
 from xamt.report.model import ReportData, ReportError, open_findings, read_report_data
+from xamt.report.shared import ReproducerText, environment, read_reproducer
 
 __all__ = ["REPORT_DIR", "environment", "build_report"]
 
@@ -47,47 +46,6 @@ REPORT_DIR = "report"
 _ASSETS = ("report.css", "report.js")
 #: a file marking a folder as a report this module wrote (and may replace)
 _MARKER = ".xamt-report"
-
-
-def environment(*, autoescape: bool = True) -> Environment:
-    """The Jinja environment of the report's templates (HTML escaped, undefined names fail)."""
-    env = Environment(
-        loader=PackageLoader("xamt.report", "templates"),
-        autoescape=select_autoescape(["html"]) if autoescape else False,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    env.filters["when"] = _when
-    env.filters["duration"] = _duration
-    env.filters["num"] = _num
-    return env
-
-
-def _when(t: float | None) -> str:
-    return "—" if t is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
-
-
-def _duration(s: float | None) -> str:
-    if s is None:
-        return "—"
-    if s < 120:
-        return f"{s:.1f} s"
-    m = int(s // 60)
-    return f"{m // 60} h {m % 60:02d} min" if m >= 60 else f"{m} min {int(s % 60):02d} s"
-
-
-def _num(x: Any) -> str:
-    if isinstance(x, bool) or x is None:
-        return str(x)
-    if isinstance(x, int):
-        return f"{x:,}"
-    if isinstance(x, float):
-        return f"{x:.4g}" if math.isfinite(x) else str(x)
-    if isinstance(x, (dict, list)):
-        return json.dumps(x, default=str)
-    return str(x)
 
 
 @dataclass

@@ -13,12 +13,12 @@ and the oracle's signal. :class:`Triage` then
    reproduced divergence becomes a :class:`~xamt.findings.Finding`.
 
 Every library call goes through the campaign's :class:`~xamt.groups.execute.GroupExecutor`.
+The candidate and the de-duplication signatures are in :mod:`xamt.triage.dedup`, the choice of
+reference and outlier in :mod:`xamt.triage.reference`.
 """
 from __future__ import annotations
 
-import logging
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -27,79 +27,23 @@ import numpy as np
 
 from xamt import repro
 from xamt.compare import compare_group
-from xamt.findings import Finding, FindingClass
+from xamt.findings import Finding, FindingClass, encode_evidence
 from xamt.groups.agree import Agreement
 from xamt.groups.execute import ExecItem, MemberResult
 from xamt.groups.normalise import leaves
+from xamt.log import get_logger
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
 from xamt.triage.classify import LOOSE_TOLERANCE, classify_value, flush_subnormals, ties_only
+from xamt.triage.dedup import Candidate, dominant_dtype, finding_signature, input_signature
 from xamt.triage.minimise import minimise
+from xamt.triage.reference import (
+    ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, load_call_order, pivot_order, upcast,
+)
 
 __all__ = ["Candidate", "Triage", "TriageOutcome", "input_signature", "upcast", "declared_originals",
            "call_rank", "widen_integers"]
 
-_log = logging.getLogger("xamt.triage")
-
-#: float dtypes a float64 reference evaluation improves on
-_LOW_FLOATS = {"float16": "float64", "bfloat16": "float64", "float32": "float64",
-               "complex64": "complex128"}
-
-
-def _array_flags(a: np.ndarray) -> str:
-    flags = ""
-    if a.size == 0:
-        return "e"
-    if a.dtype.kind in "fc" or a.dtype.name == "bfloat16":
-        x = a.astype(np.complex128) if a.dtype.kind == "c" else a.astype(np.float64)
-        parts = (x.real, x.imag) if a.dtype.kind == "c" else (x,)
-        if any(np.isnan(p).any() for p in parts):
-            flags += "n"
-        if any(np.isinf(p).any() for p in parts):
-            flags += "i"
-        from xamt.triage.classify import subnormal_mask
-
-        if subnormal_mask(a).any():
-            flags += "s"
-        if any(((p == 0) & np.signbit(p)).any() for p in parts):
-            flags += "z"
-    return flags
-
-
-def input_signature(values: Mapping[int, Any]) -> str:
-    """A coarse description of an input for de-duplication: per array slot its dtype, rank
-    class and special values (n NaN, i inf, s subnormal, z -0.0, e empty); per other slot its
-    type. Two inputs with the same signature that trip the same member the same way are one
-    finding."""
-    parts = []
-    for slot in sorted(values):
-        v = values[slot]
-        if isinstance(v, np.ndarray):
-            rank = "0" if v.ndim == 0 else "1" if v.ndim == 1 else "n"
-            parts.append(f"{v.dtype.name}/{rank}{_array_flags(v)}")
-        elif isinstance(v, list) and v and all(isinstance(a, np.ndarray) for a in v):
-            parts.append("[" + ",".join(f"{a.dtype.name}{_array_flags(a)}" for a in v) + "]")
-        elif isinstance(v, np.dtype):
-            parts.append(f"dtype:{v.name}")
-        else:
-            parts.append(type(v).__name__)
-    return "|".join(parts)
-
-
-def upcast(values: Mapping[int, Any]) -> dict[int, Any] | None:
-    """``values`` with lower-precision float arrays as float64 (complex128); None if none are."""
-    changed = False
-    out: dict[int, Any] = {}
-    for slot, v in values.items():
-        if isinstance(v, np.ndarray) and v.dtype.name in _LOW_FLOATS:
-            out[slot] = v.astype(_LOW_FLOATS[v.dtype.name])
-            changed = True
-        elif isinstance(v, list) and v and all(isinstance(a, np.ndarray) for a in v):
-            new = [a.astype(_LOW_FLOATS[a.dtype.name]) if a.dtype.name in _LOW_FLOATS else a for a in v]
-            changed |= any(a is not b for a, b in zip(new, v))
-            out[slot] = new
-        else:
-            out[slot] = v
-    return out if changed else None
+_log = get_logger("triage")
 
 
 def _api_label(members: Sequence[Any], index: int) -> str:
@@ -127,93 +71,6 @@ def widen_integers(values: Mapping[int, Any]) -> dict[int, Any] | None:
             out[slot] = v.astype(np.int64)
             changed = True
     return out if changed else None
-
-
-def _dominant_dtype(values: Mapping[int, Any]) -> str | None:
-    for slot in sorted(values):
-        v = values[slot]
-        if isinstance(v, np.ndarray):
-            return v.dtype.name
-        if isinstance(v, list) and v and isinstance(v[0], np.ndarray):
-            return v[0].dtype.name
-    return None
-
-
-def _rounds_to(a: np.ndarray, ref: np.ndarray, tol: Any, dtypes: Counter) -> bool:
-    """Whether ``a`` equals the float64 ``ref`` rounded to ``a``'s own dtype (overflow to inf
-    and underflow to 0 included), where that dtype is the one most members returned — a
-    member that alone returns a narrower dtype than the rest is still a promotion outlier."""
-    if a.dtype == ref.dtype or a.dtype.kind not in "fc" or a.shape != ref.shape:
-        return False
-    if dtypes and dtypes.most_common(1)[0][0] != a.dtype:
-        return False
-    with np.errstate(all="ignore"):
-        rounded = ref.astype(a.dtype)
-    return compare_group([rounded, a], reference=0, tol=tol).values_agree
-
-
-def call_rank(call: str, order: Sequence[str]) -> int:
-    """Position of a call style in a plainest-first order (``triage.toml``); unlisted last."""
-    return order.index(call) if call in order else len(order)
-
-
-def declared_originals(members: Sequence[Any]) -> set[int]:
-    """Indices of the members that another member of another library declares it implements
-    (``Member.implements`` names the API or its namespace: ``scipy.stats.cauchy``)."""
-    out: set[int] = set()
-    for i, m in enumerate(members):
-        for o in members:
-            if o.library == m.library:
-                continue
-            name = getattr(m, "qualname", "")
-            if any(name == ref or name.startswith(ref + ".")
-                   for ref in getattr(o, "implements", None) or ()):
-                out.add(i)
-                break
-    return out
-
-
-@dataclass
-class Candidate:
-    """A raw divergence seen by the fuzz loop."""
-
-    group: Any
-    input: Any
-    values: dict[int, Any]
-    members: list[int]
-    results: list[MemberResult]
-    kind: SignalKind | str
-    member: int  # index into ``members`` / ``results`` of the suspected member
-    why: str = ""
-    #: de-duplication signature: the input's (:func:`input_signature`), or for a status
-    #: divergence the refusal rule (:func:`xamt.oracle.error_key`)
-    signature: str = ""
-
-    @property
-    def prekey(self) -> tuple[str, str, str, str]:
-        """De-duplication key before triage: group, signal kind, suspected API, input signature."""
-        api = self.group.members[self.members[self.member]].qualname
-        return (self.group.key, str(getattr(self.kind, "value", self.kind)), api, self.signature)
-
-
-def load_call_order(path: str | Path | None = None) -> tuple[str, ...]:
-    """``[reference] call_order`` of ``triage.toml``: call styles, plainest first.
-
-    Raises:
-        DataFileError: the file is unreadable or names a call style that does not exist.
-    """
-    from xamt.datafiles import read_toml
-    from xamt.errors import DataFileError
-    from xamt.matching.model import CALL_STYLES
-
-    data, where, _ = read_toml("triage.toml", path)
-    order = data.get("reference", {}).get("call_order")
-    if not isinstance(order, list) or not all(isinstance(c, str) for c in order):
-        raise DataFileError(f"{where}: [reference] call_order must be a list of call styles")
-    unknown = sorted(set(order) - set(CALL_STYLES))
-    if unknown:
-        raise DataFileError(f"{where}: unknown call style(s) {unknown}; known: {list(CALL_STYLES)}")
-    return tuple(order)
 
 
 @dataclass
@@ -268,24 +125,23 @@ class Triage:
         return bounded
 
     def _agreement(self, group: Any) -> Agreement:
-        return Agreement(getattr(group, "tolerance", None) or None)
+        return agreement(group)
 
+    # -- reference and outlier (:mod:`xamt.triage.reference`) ---------------------------------
     def _pivot_order(self, group: Any, members: Sequence[int]) -> list[int]:
-        """Members in reference preference: an API another member's documentation says it
-        implements (``scipy.stats.cauchy.ppf`` before ``jax.scipy.stats.cauchy.ppf``, "JAX
-        implementation of scipy.stats.cauchy"), then the numpy-like library, then inside one
-        library the plainest call style (``triage.toml``)."""
-        order = self.call_order
-        declared = declared_originals(group.members)
+        return pivot_order(group, members, self.adapters, self.call_order)
 
-        def rank(mi: int) -> tuple[int, int, int, int, int]:
-            m = group.members[mi]
-            ad = self.adapters.get(m.library)
-            style = call_rank(m.call, order)
-            # a device twin (torch.sum@cuda:0) is measured against the CPU run, never the reverse
-            on_device = 0 if getattr(m, "device", None) in (None, "cpu") else 1
-            return (0 if mi in declared else 1, getattr(ad, "pivot_rank", 50), style, on_device, mi)
-        return sorted(members, key=rank)
+    def _reference(self, group: Any, values: Mapping[int, Any], ok: Sequence[int],
+                   outputs: Mapping[int, Any], first: int | None = None
+                   ) -> tuple[int, Any, str, dict[int, Any] | None]:
+        """See :meth:`ReferenceChooser.choose`."""
+        return ReferenceChooser(self.adapters, self.call_order, self._run).choose(
+            group, values, ok, outputs, first)
+
+    def _outlier(self, group: Any, outputs: Mapping[int, Any], ok: Sequence[int], ref_member: int,
+                 ref_value: Any, *, precise: bool = False) -> tuple[int | None, int]:
+        """See :func:`find_outlier`."""
+        return find_outlier(group, outputs, ok, ref_member, ref_value, precise=precise)
 
     # -- entry point --------------------------------------------------------------------------
     def process(self, cand: Candidate, campaign_id: int) -> TriageOutcome:
@@ -398,70 +254,6 @@ class Triage:
                             ref_label=ref_label,
                             tol=(rep.tolerance.rtol, rep.tolerance.atol) if rep else (1e-5, 1e-8))
 
-    def _reference(self, group: Any, values: Mapping[int, Any], ok: Sequence[int],
-                   outputs: Mapping[int, Any], first: int | None = None
-                   ) -> tuple[int, Any, str, dict[int, Any] | None]:
-        """(member, its output, label, the values it ran on when not ``values``); ``first``:
-        a member to try first for the float64 run."""
-        up = upcast(values)
-        if up is not None:
-            order = self._pivot_order(group, ok)
-            if first in order:
-                order.remove(first)
-                order.insert(0, first)
-            for mi in order:
-                res = self._run(group, up, [mi])[0]
-                # a library that silently computes in lower precision (JAX without x64) gives no
-                # float64 reference: its float leaves must come back as float64/complex128
-                if res.ok and all(not isinstance(v, np.ndarray) or v.dtype.kind not in "fc"
-                                  or v.dtype.itemsize >= 8 and v.dtype != np.complex64
-                                  for v in leaves(res.value)):
-                    return mi, res.value, f"{group.members[mi].qualname} on float64 inputs", up
-        flags = self._agreement(group).group([outputs[m] for m in ok])
-        # a strict majority agreeing with the median is a reference; two members, or a split
-        # group, have none: then the library that ranks first as a pivot (numpy-like) is
-        if 2 * sum(flags) > len(ok):
-            mi = next(m for m, f in zip(ok, flags) if f)
-            return mi, outputs[mi], f"{group.members[mi].qualname} (agrees with the majority)", None
-        mi = self._pivot_order(group, ok)[0]
-        return mi, outputs[mi], f"{group.members[mi].qualname} (first pivot; no majority)", None
-
-    def _outlier(self, group: Any, outputs: Mapping[int, Any], ok: Sequence[int], ref_member: int,
-                 ref_value: Any, *, precise: bool = False) -> tuple[int | None, int]:
-        """The member farthest from the reference and the index of the leaf where it differs.
-
-        ``precise``: the reference is a float64 evaluation. A member whose lower-precision
-        result equals that reference rounded to its own dtype (a float32 determinant that
-        overflows to inf where the float64 one is 1e39) did what its dtype allows and is not
-        an outlier; without this the member that overflows honestly was blamed."""
-        best: tuple[float, int, int] | None = None
-        ref_leaves = leaves(ref_value)
-        tol = group.tolerance or None
-        dtypes = Counter(a.dtype for mi in ok for a in leaves(outputs[mi]) if isinstance(a, np.ndarray))
-        for mi in ok:
-            lv = leaves(outputs[mi])
-            if len(lv) != len(ref_leaves):
-                d = float("inf")
-                cand = (d, mi, 0)
-            else:
-                cand = None
-                for j, (a, r) in enumerate(zip(lv, ref_leaves)):
-                    if isinstance(a, np.ndarray) and isinstance(r, np.ndarray):
-                        rep = compare_group([r, a], reference=0, tol=tol)
-                        if not rep.values_agree and precise and _rounds_to(a, r, tol, dtypes):
-                            continue
-                        if not rep.values_agree:
-                            cand = (rep.members[1].distance, mi, j)
-                            break
-                    elif a != r:
-                        cand = (float("inf"), mi, j)
-                        break
-            if cand is not None and (best is None or cand[0] > best[0]):
-                best = cand
-        if best is None:
-            return None, 0
-        return best[1], best[2]
-
     # -- status and internal errors ------------------------------------------------------------
     def _raised(self, cand: Candidate, campaign_id: int, *, internal: bool) -> TriageOutcome:
         """A status divergence (or an internal error). The suspect usually raises while others
@@ -559,8 +351,6 @@ class Triage:
                 ref_values: dict[int, Any] | None = None, ref_label: str | None = None,
                 tol: tuple[float, float] = (1e-5, 1e-8), error_type: str | None = None,
                 crash_signal: int | None = None, crash_status: str | None = None) -> TriageOutcome:
-        from sandbox import codec
-
         from xamt.matching.model import cpu_twin
 
         group = cand.group
@@ -570,19 +360,12 @@ class Triage:
             summary = {**summary, "device": out_m.device,
                        "cpu_api": group.members[twin].qualname if twin is not None else None}
         # classes decided by one kind of special value need no finer signature than the dtype
-        coarse = cls_name in (FindingClass.NAN, FindingClass.SUBNORMAL, FindingClass.PROMOTION,
-                              FindingClass.DEFAULT, FindingClass.CRASH, FindingClass.INTERNAL)
-        if coarse:
-            signature = _dominant_dtype(values) or "-"
-        elif cls_name == FindingClass.STATUS and cand.signature:
-            signature = cand.signature  # the refusal rule: one rule, one finding, whatever the input
-        else:
-            signature = input_signature(values)
+        signature = finding_signature(cls_name, values, cand.signature)
         finding = Finding(
             campaign_id=campaign_id, group_key=group.key, relation=group.relation,
             finding_class=cls_name, outlier_library=out_m.library,
             outlier_api=_api_label(group.members, outlier),
-            dtype=_dominant_dtype(values), signature=signature,
+            dtype=dominant_dtype(values), signature=signature,
             members=[{"library": group.members[m].library, "api": group.members[m].qualname,
                       "call": group.members[m].call,
                       "status": r.status, "error_type": r.error_type,
@@ -634,11 +417,11 @@ class Triage:
             if not v.reproduced:
                 return TriageOutcome(None, dropped="reproducer did not reproduce in a fresh process")
             finding.verified = True
-        inputs_blob = codec.dumps({f"slot{s}:{self._slot_name(group, s)}": v for s, v in values.items()})
-        outputs_blob = codec.dumps([
-            {"status": r.status, "value": r.value if r.ok else None,
-             "error_type": r.error_type, "error_message": r.error_message}
-            for r in results])
+        inputs_blob, outputs_blob = encode_evidence(
+            {f"slot{s}:{self._slot_name(group, s)}": v for s, v in values.items()},
+            [{"status": r.status, "value": r.value if r.ok else None,
+              "error_type": r.error_type, "error_message": r.error_message}
+             for r in results])
         return TriageOutcome(finding, inputs_blob, outputs_blob)
 
     def _hang_limit(self, member: Any) -> float:

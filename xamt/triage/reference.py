@@ -1,0 +1,204 @@
+"""The reference of a divergence: which member the others are measured against, and which
+member is the outlier.
+
+Where the input holds lower-precision floats the reference is a float64 evaluation: the member
+that ranks first in :func:`pivot_order` run on the inputs upcast to float64 (:func:`upcast`).
+Otherwise it is the member that agrees with the element-wise median of a strict majority, or
+without one the first pivot. The outlier is the member farthest from the reference
+(:func:`find_outlier`).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from xamt.compare import compare_group
+from xamt.groups.agree import Agreement
+from xamt.groups.execute import MemberResult
+from xamt.groups.normalise import leaves
+
+__all__ = ["ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upcast", "call_rank",
+           "declared_originals", "load_call_order"]
+
+#: float dtypes a float64 reference evaluation improves on
+_LOW_FLOATS = {"float16": "float64", "bfloat16": "float64", "float32": "float64",
+               "complex64": "complex128"}
+
+
+def upcast(values: Mapping[int, Any]) -> dict[int, Any] | None:
+    """``values`` with lower-precision float arrays as float64 (complex128); None if none are."""
+    changed = False
+    out: dict[int, Any] = {}
+    for slot, v in values.items():
+        if isinstance(v, np.ndarray) and v.dtype.name in _LOW_FLOATS:
+            out[slot] = v.astype(_LOW_FLOATS[v.dtype.name])
+            changed = True
+        elif isinstance(v, list) and v and all(isinstance(a, np.ndarray) for a in v):
+            new = [a.astype(_LOW_FLOATS[a.dtype.name]) if a.dtype.name in _LOW_FLOATS else a for a in v]
+            changed |= any(a is not b for a, b in zip(new, v))
+            out[slot] = new
+        else:
+            out[slot] = v
+    return out if changed else None
+
+
+def _rounds_to(a: np.ndarray, ref: np.ndarray, tol: Any, dtypes: Counter) -> bool:
+    """Whether ``a`` equals the float64 ``ref`` rounded to ``a``'s own dtype (overflow to inf
+    and underflow to 0 included), where that dtype is the one most members returned — a
+    member that alone returns a narrower dtype than the rest is still a promotion outlier."""
+    if a.dtype == ref.dtype or a.dtype.kind not in "fc" or a.shape != ref.shape:
+        return False
+    if dtypes and dtypes.most_common(1)[0][0] != a.dtype:
+        return False
+    with np.errstate(all="ignore"):
+        rounded = ref.astype(a.dtype)
+    return compare_group([rounded, a], reference=0, tol=tol).values_agree
+
+
+def call_rank(call: str, order: Sequence[str]) -> int:
+    """Position of a call style in a plainest-first order (``triage.toml``); unlisted last."""
+    return order.index(call) if call in order else len(order)
+
+
+def declared_originals(members: Sequence[Any]) -> set[int]:
+    """Indices of the members that another member of another library declares it implements
+    (``Member.implements`` names the API or its namespace: ``scipy.stats.cauchy``)."""
+    out: set[int] = set()
+    for i, m in enumerate(members):
+        for o in members:
+            if o.library == m.library:
+                continue
+            name = getattr(m, "qualname", "")
+            if any(name == ref or name.startswith(ref + ".")
+                   for ref in getattr(o, "implements", None) or ()):
+                out.add(i)
+                break
+    return out
+
+
+def load_call_order(path: str | Path | None = None) -> tuple[str, ...]:
+    """``[reference] call_order`` of ``triage.toml``: call styles, plainest first.
+
+    Raises:
+        DataFileError: the file is unreadable or names a call style that does not exist.
+    """
+    from xamt.datafiles import read_toml
+    from xamt.errors import DataFileError
+    from xamt.matching.model import CALL_STYLES
+
+    data, where, _ = read_toml("triage.toml", path)
+    order = data.get("reference", {}).get("call_order")
+    if not isinstance(order, list) or not all(isinstance(c, str) for c in order):
+        raise DataFileError(f"{where}: [reference] call_order must be a list of call styles")
+    unknown = sorted(set(order) - set(CALL_STYLES))
+    if unknown:
+        raise DataFileError(f"{where}: unknown call style(s) {unknown}; known: {list(CALL_STYLES)}")
+    return tuple(order)
+
+
+def agreement(group: Any) -> Agreement:
+    """The agreement test of ``group`` (its own tolerance, else the comparator's defaults)."""
+    return Agreement(getattr(group, "tolerance", None) or None)
+
+
+def pivot_order(group: Any, members: Sequence[int], adapters: Mapping[str, Any],
+                call_order: Sequence[str]) -> list[int]:
+    """Members in reference preference: an API another member's documentation says it
+    implements (``scipy.stats.cauchy.ppf`` before ``jax.scipy.stats.cauchy.ppf``, "JAX
+    implementation of scipy.stats.cauchy"), then the numpy-like library, then inside one
+    library the plainest call style (``triage.toml``)."""
+    order = call_order
+    declared = declared_originals(group.members)
+
+    def rank(mi: int) -> tuple[int, int, int, int, int]:
+        m = group.members[mi]
+        ad = adapters.get(m.library)
+        style = call_rank(m.call, order)
+        # a device twin (torch.sum@cuda:0) is measured against the CPU run, never the reverse
+        on_device = 0 if getattr(m, "device", None) in (None, "cpu") else 1
+        return (0 if mi in declared else 1, getattr(ad, "pivot_rank", 50), style, on_device, mi)
+    return sorted(members, key=rank)
+
+
+def find_outlier(group: Any, outputs: Mapping[int, Any], ok: Sequence[int], ref_member: int,
+                 ref_value: Any, *, precise: bool = False) -> tuple[int | None, int]:
+    """The member farthest from the reference and the index of the leaf where it differs.
+
+    ``precise``: the reference is a float64 evaluation. A member whose lower-precision
+    result equals that reference rounded to its own dtype (a float32 determinant that
+    overflows to inf where the float64 one is 1e39) did what its dtype allows and is not
+    an outlier; without this the member that overflows honestly was blamed."""
+    best: tuple[float, int, int] | None = None
+    ref_leaves = leaves(ref_value)
+    tol = group.tolerance or None
+    dtypes = Counter(a.dtype for mi in ok for a in leaves(outputs[mi]) if isinstance(a, np.ndarray))
+    for mi in ok:
+        lv = leaves(outputs[mi])
+        if len(lv) != len(ref_leaves):
+            d = float("inf")
+            cand = (d, mi, 0)
+        else:
+            cand = None
+            for j, (a, r) in enumerate(zip(lv, ref_leaves)):
+                if isinstance(a, np.ndarray) and isinstance(r, np.ndarray):
+                    rep = compare_group([r, a], reference=0, tol=tol)
+                    if not rep.values_agree and precise and _rounds_to(a, r, tol, dtypes):
+                        continue
+                    if not rep.values_agree:
+                        cand = (rep.members[1].distance, mi, j)
+                        break
+                elif a != r:
+                    cand = (float("inf"), mi, j)
+                    break
+        if cand is not None and (best is None or cand[0] > best[0]):
+            best = cand
+    if best is None:
+        return None, 0
+    return best[1], best[2]
+
+
+@dataclass
+class ReferenceChooser:
+    """Picks the reference member of a divergence; ``run(group, values, members)`` calls members
+    (triage's counted calls through the campaign's executor)."""
+
+    adapters: Mapping[str, Any]
+    #: reference preference among call styles inside one library (``triage.toml``)
+    call_order: Sequence[str]
+    run: Callable[[Any, Mapping[int, Any], Sequence[int]], list[MemberResult]]
+
+    def pivot_order(self, group: Any, members: Sequence[int]) -> list[int]:
+        """:func:`pivot_order` with this chooser's adapters and call order."""
+        return pivot_order(group, members, self.adapters, self.call_order)
+
+    def choose(self, group: Any, values: Mapping[int, Any], ok: Sequence[int],
+               outputs: Mapping[int, Any], first: int | None = None
+               ) -> tuple[int, Any, str, dict[int, Any] | None]:
+        """(member, its output, label, the values it ran on when not ``values``); ``first``:
+        a member to try first for the float64 run."""
+        up = upcast(values)
+        if up is not None:
+            order = self.pivot_order(group, ok)
+            if first in order:
+                order.remove(first)
+                order.insert(0, first)
+            for mi in order:
+                res = self.run(group, up, [mi])[0]
+                # a library that silently computes in lower precision (JAX without x64) gives no
+                # float64 reference: its float leaves must come back as float64/complex128
+                if res.ok and all(not isinstance(v, np.ndarray) or v.dtype.kind not in "fc"
+                                  or v.dtype.itemsize >= 8 and v.dtype != np.complex64
+                                  for v in leaves(res.value)):
+                    return mi, res.value, f"{group.members[mi].qualname} on float64 inputs", up
+        flags = agreement(group).group([outputs[m] for m in ok])
+        # a strict majority agreeing with the median is a reference; two members, or a split
+        # group, have none: then the library that ranks first as a pivot (numpy-like) is
+        if 2 * sum(flags) > len(ok):
+            mi = next(m for m, f in zip(ok, flags) if f)
+            return mi, outputs[mi], f"{group.members[mi].qualname} (agrees with the majority)", None
+        mi = self.pivot_order(group, ok)[0]
+        return mi, outputs[mi], f"{group.members[mi].qualname} (first pivot; no majority)", None
