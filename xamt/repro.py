@@ -240,7 +240,7 @@ def _call_code(member: Any, adapter: Any, values: Mapping[int, Any], var: str, g
 
 def render(spec: ReproSpec) -> str:
     """The reproducer script's text for ``spec``."""
-    from xamt.groups import normalise as norm_mod
+    from xamt.exec import normalise as norm_mod
 
     imports: set[str] = set()
     glue_of: dict[str, tuple[str, set[str]]] = {}

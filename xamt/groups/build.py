@@ -22,8 +22,8 @@ from xamt.errors import MatchingError, XamtError
 from xamt.groups.annotations import load_annotations, load_settings
 from xamt.groups.execute import GroupExecutor, pool_settings
 from xamt.groups.model import REGISTRY_SCHEMA, load_registry
-from xamt.groups.normalise import load_normalisation_rules
-from xamt.groups.schedule import Scheduler
+from xamt.exec.normalise import load_normalisation_rules
+from xamt.exec.schedule import Scheduler
 from xamt.groups.validate import CandidateResult, Context, validate_candidate
 from xamt.inputs.rules import load_input_rules
 from xamt.libraries.registry import Registry

@@ -31,7 +31,7 @@ import numpy as np
 from sandbox.classify import exception_status, safe_str
 from sandbox.classify import type_name as _type_name
 
-from xamt.groups.normalise import NotComparable, normalise, to_numpy_tree
+from xamt.exec.normalise import NotComparable, normalise, to_numpy_tree
 
 __all__ = [
     "run_members", "probe_dtypes", "MemberResult", "GroupRun", "ExecItem", "GroupExecutor",
@@ -562,7 +562,7 @@ class GroupExecutor:
     # -- the batch -------------------------------------------------------------------------------
     def run(self, items: Sequence[ExecItem | tuple]) -> list[GroupRun]:
         """Run every item; one :class:`GroupRun` per item, in order."""
-        from xamt.groups.schedule import drive
+        from xamt.exec.schedule import drive
 
         return drive(self.pool, self.run_steps(items))
 
@@ -678,7 +678,7 @@ class GroupExecutor:
         mapping dtype → ``(status, error_type)``. A probe task that dies is re-run one dtype per
         task, so a dtype that crashes the library is recorded as ``crashed``.
         """
-        from xamt.groups.schedule import drive
+        from xamt.exec.schedule import drive
 
         return drive(self.pool, self.probe_steps(jobs, dtypes, abstract))
 
