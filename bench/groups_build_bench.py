@@ -62,7 +62,8 @@ def _inputs(group, n, seed0):
 
 def _throughput(pool, adapters, batch, repeats):
     from sandbox import Task
-    from xamt.groups.execute import RUN_MEMBERS, ExecItem, GroupExecutor
+    from xamt.exec.group import ExecItem, GroupExecutor
+    from xamt.exec.member import RUN_MEMBERS
     from xamt.inputs import materialise
 
     groups = _groups()
@@ -113,7 +114,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     from sandbox import SandboxPool
-    from xamt.groups.execute import pool_settings
+    from xamt.exec.group import pool_settings
     from xamt.libraries.registry import Registry
 
     reg = Registry()

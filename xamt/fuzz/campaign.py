@@ -247,7 +247,7 @@ class _Progress:
 class _Fuzzer:
     def __init__(self, cfg: FuzzConfig, store: Store, groups: list[Any], adapters: dict[str, Any],
                  pool: Any, campaign: Campaign, fstore: FindingsStore):
-        from xamt.groups.execute import GroupExecutor
+        from xamt.exec.group import GroupExecutor
         from xamt.inputs.mutate import mutate
 
         self.cfg = cfg
@@ -452,7 +452,7 @@ class _Fuzzer:
 
     # -- the loop --------------------------------------------------------------------------
     def run(self, start_elapsed: float = 0.0) -> float:
-        from xamt.groups.execute import ExecItem
+        from xamt.exec.group import ExecItem
 
         t0 = time.monotonic() - start_elapsed
         deadline = t0 + self.cfg.budget_s
@@ -512,7 +512,7 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
     """Run (or resume) a campaign as configured; see the module docstring."""
     from sandbox import SandboxPool
 
-    from xamt.groups.execute import pool_settings
+    from xamt.exec.group import pool_settings
     from xamt.groups.model import load_registry
     from xamt.libraries.registry import Registry
 

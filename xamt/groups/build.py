@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from xamt.errors import MatchingError, XamtError
 from xamt.groups.annotations import load_annotations, load_settings
-from xamt.groups.execute import GroupExecutor, pool_settings
+from xamt.exec.group import GroupExecutor, pool_settings
 from xamt.groups.model import REGISTRY_SCHEMA, load_registry
 from xamt.exec.normalise import load_normalisation_rules
 from xamt.exec.schedule import Scheduler

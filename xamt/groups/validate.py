@@ -31,7 +31,7 @@ import numpy as np
 from xamt.errors import ConfigError
 from xamt.groups.agree import Agreement
 from xamt.groups.annotations import Annotations, BuildSettings, GroupAnnotation
-from xamt.groups.execute import ExecItem, GroupExecutor, MemberResult
+from xamt.exec.group import ExecItem, GroupExecutor, MemberResult
 from xamt.groups.model import MemberInfo, RegisteredGroup
 from xamt.exec.normalise import NormalisationRules, normalise
 from xamt.groups.unionfind import UnionFind

@@ -29,7 +29,7 @@ from xamt import repro
 from xamt.compare import compare_group
 from xamt.findings import Finding, FindingClass
 from xamt.groups.agree import Agreement
-from xamt.groups.execute import ExecItem, MemberResult
+from xamt.exec.group import ExecItem, MemberResult
 from xamt.exec.normalise import leaves
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
 from xamt.triage.classify import LOOSE_TOLERANCE, classify_value, flush_subnormals, ties_only
