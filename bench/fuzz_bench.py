@@ -6,7 +6,7 @@ with fresh values, same shapes and dtypes, as Xamt++'s fuzz states are) run thro
 
 * ``in-process``: one Python process calls the members directly (``run_members``) and compares —
   the way Xamt++'s loop runs, with no isolation: one crash ends the run;
-* ``sandbox``: Xamt's campaign path — :class:`~xamt.groups.execute.GroupExecutor` over a
+* ``sandbox``: Xamt's campaign path — :class:`~xamt.exec.group.GroupExecutor` over a
   :class:`sandbox.SandboxPool` with ``--workers`` forked workers, every call isolated.
 
 Both are warmed up first (untimed rounds until a round's CPU time per group-iteration is within
@@ -65,7 +65,8 @@ def judge(group, results, agreement_cls):
 def in_process(items, executor):
     """Xamt++-style loop: direct calls in this process, then the comparison."""
     from xamt.groups.agree import Agreement
-    from xamt.groups.execute import MemberResult, run_members
+    from xamt.exec.group import MemberResult
+    from xamt.exec.member import run_members
     from xamt.inputs.materialise import materialise
 
     start = time.perf_counter()
@@ -80,7 +81,7 @@ def in_process(items, executor):
 
 def sandboxed(items, executor):
     from xamt.groups.agree import Agreement
-    from xamt.groups.execute import ExecItem
+    from xamt.exec.group import ExecItem
 
     start = time.perf_counter()
     runs = executor.run([ExecItem(g, inp) for g, inp in items])
@@ -127,7 +128,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from sandbox import SandboxPool
-    from xamt.groups.execute import GroupExecutor, pool_settings
+    from xamt.exec.group import GroupExecutor, pool_settings
     from xamt.groups.model import load_registry
     from xamt.libraries.registry import Registry
     from xamt.store import Store, default_db_path

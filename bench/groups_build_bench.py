@@ -1,7 +1,7 @@
 """Throughput of group execution (the fuzzer's hot path) and, optionally, of a registry build.
 
 Part 1 (always): group-iterations per second for cheap groups on a 2-worker sandbox pool with
-every library preloaded, through :class:`xamt.groups.execute.GroupExecutor` (one task per group
+every library preloaded, through :class:`xamt.exec.group.GroupExecutor` (one task per group
 input, all members inside it), against a baseline measured in the same run: the same calls as one
 sandbox task per member. Median of ``--repeats`` batches of ``--batch`` group-iterations.
 
@@ -62,7 +62,8 @@ def _inputs(group, n, seed0):
 
 def _throughput(pool, adapters, batch, repeats):
     from sandbox import Task
-    from xamt.groups.execute import RUN_MEMBERS, ExecItem, GroupExecutor
+    from xamt.exec.group import ExecItem, GroupExecutor
+    from xamt.exec.member import RUN_MEMBERS
     from xamt.inputs import materialise
 
     groups = _groups()
@@ -113,7 +114,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     from sandbox import SandboxPool
-    from xamt.groups.execute import pool_settings
+    from xamt.exec.group import pool_settings
     from xamt.libraries.registry import Registry
 
     reg = Registry()

@@ -2,9 +2,12 @@
 
 A reproducer folder holds ``repro.py`` and ``inputs.msgpack``. The script needs numpy, msgpack
 and the libraries involved — not Xamt: the glue it needs (each library's numpy conversion, its
-compiled or ``out=`` call helper, the output normalisation) is copied into the script by
+compiled, ``out=`` or fill call helper, the output normalisation) is copied into the script by
 :mod:`xamt.standalone` from the very functions the fuzzer ran, and every member call is written
-out as the literal library call (``torch.sum(T.from_numpy(V[0]), dim=1)``).
+out as the literal library call (``torch.sum(G_torch.from_numpy(V[0]), dim=1)``). That call is
+the execution layer's own (:mod:`xamt.exec.member`): the renderer has it prepare, convert and
+bind the member with hooks that return code instead of values, and prints the ``(target, args,
+kwargs)`` it describes, so a script calls a member exactly as the sandbox worker does.
 
 A member placed on a device (``torch.sum@cuda:0``, see :mod:`xamt.fuzz.devices`) gets its
 inputs placed there with its adapter's ``place`` hook and runs inside its ``device_scope``; the
@@ -32,7 +35,8 @@ import msgpack
 import numpy as np
 
 from xamt.libraries.base import resolve_ref
-from xamt.standalone import standalone_source
+from xamt.exec.member import Hooks, PreparedMember, hook_refs
+from xamt.standalone import OWN_PACKAGES, standalone_source
 
 __all__ = ["ReproSpec", "render", "write", "spec_inputs", "verify", "judge_replay", "replay_env",
            "VerifyResult", "encode_inputs",
@@ -145,26 +149,6 @@ def _ref_name(ref: str) -> str:
     return ref.split(":", 1)[1]
 
 
-def _slot_code(slot: int, value: Any, var: str, glue: str, tuple_slot: bool,
-               place: tuple[str, str] | None = None) -> Any:
-    """``place``: ``(place function name, device)`` for a member placed on a device."""
-    if tuple_slot and value is not None and not isinstance(value, (tuple, list, np.ndarray)):
-        return (_slot_code(slot, value, var, glue, False, place),)
-
-    def conv(x: str) -> str:
-        return f"{glue}.{place[0]}({glue}.from_numpy({x}), {place[1]!r})" if place else f"{glue}.from_numpy({x})"
-
-    if isinstance(value, np.ndarray):
-        return _Code(conv(f"{var}[{slot}]"))
-    if isinstance(value, list) and value and all(isinstance(v, np.ndarray) for v in value):
-        return _Code(f"[{conv('a')} for a in {var}[{slot}]]")
-    if isinstance(value, np.dtype):
-        return _Code(f"{glue}.dtype({value.name!r})")
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    return _Code(f"{var}[{slot}]")
-
-
 def _args_code(args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
     parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
     return ", ".join(parts)
@@ -176,45 +160,62 @@ def _ref_expr(ref: str, imports: set[str]) -> str:
     return f"{module}.{qual}"
 
 
+def _array_sources(values: Mapping[int, Any], var: str) -> dict[int, str]:
+    """id of each input array → the script's expression for it (``V[0]``, ``V[2][1]``)."""
+    out: dict[int, str] = {}
+    for slot, value in values.items():
+        if isinstance(value, np.ndarray):
+            out[id(value)] = f"{var}[{slot}]"
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, np.ndarray):
+                    out[id(item)] = f"{var}[{slot}][{i}]"
+    return out
+
+
+def _code_hooks(refs: Mapping[str, Any], values: Mapping[int, Any], var: str, glue: str) -> Hooks:
+    """Hooks that write the code of each conversion the worker's hooks make (the functions live
+    in the script's ``G_<library>`` namespace under their own names)."""
+    arrays = _array_sources(values, var)
+
+    def fn(key: str) -> str:
+        return _glue_fn(glue, refs[key])
+
+    def hook(key: str, write: Any) -> Any:  # only the hooks the worker gets
+        return write if refs.get(key) else None
+
+    return Hooks(
+        from_numpy=lambda a: _Code(f"{fn('from')}({arrays[id(a)]})"),
+        dtype=hook("dtype", lambda name: _Code(f"{fn('dtype')}({name!r})")),
+        prng_key=hook("prng_key", lambda seed: _Code(f"{fn('prng_key')}({seed!r})")),
+        place=hook("place", lambda x, device: _Code(f"{fn('place')}({x}, {device!r})")),
+        scope=hook("scope", lambda device: None),  # written around the call (_on_device)
+        device=refs.get("device"))
+
+
+def _source(value: Any, original: Any, source: str) -> Any:
+    """A slot value the conversion left as it was: literal when ``repr`` writes it back
+    exactly, else read from the inputs file (floats keep their bits, NaN included)."""
+    if value is original:
+        return value if value is None or isinstance(value, (bool, int, str)) else _Code(source)
+    if type(value) is tuple and len(value) == 1 and value[0] is original:  # wrapped in a 1-tuple
+        return (_source(original, original, source),)
+    return value
+
+
 def _call_code(member: Any, adapter: Any, values: Mapping[int, Any], var: str, glue: str,
                imports: set[str], glue_fns: set[str]) -> str:
-    """The literal library call of ``member`` on slot values ``var[...]`` (mirrors the worker)."""
-    import dataclasses
+    """The literal library call of ``member`` on slot values ``var[...]``.
 
-    plan = member.plan
-    tuple_slots = {a.slot for a in plan.args + plan.init_args if a.slot is not None and a.transform == "tuple"}
-    place = None
-    if member.device is not None and adapter.placement_ref:
-        glue_fns.add(adapter.placement_ref)
-        place = (_ref_name(adapter.placement_ref), member.device)
-    conv = {s: _slot_code(s, v, var, glue, s in tuple_slots, place) for s, v in values.items()}
-    # PRNG keys: an int seed becomes the library's key (as the worker does)
-    key_slots = {a.slot for a in plan.args + plan.init_args if a.transform == "prng_key"}
-    if adapter.prng_key_ref and key_slots:
-        glue_fns.add(adapter.prng_key_ref)
-        key_fn = _ref_name(adapter.prng_key_ref)
-        for s in key_slots & set(conv):
-            if not isinstance(values[s], np.ndarray):
-                conv[s] = _Code(f"{glue}.{key_fn}({values[s]!r})")
-    # fixed arguments as the worker passes them: dtype names become the library's dtype, seeds
-    # its PRNG key, sequences (JSON lists in the registry) tuples
-    def fixed_value(a: Any) -> Any:
-        if a.slot is not None:
-            return a
-        if a.transform == "dtype" and isinstance(a.value, str) and adapter.dtype_ref:
-            return dataclasses.replace(a, value=_Code(f"{glue}.dtype({a.value!r})"))
-        if a.transform == "prng_key" and adapter.prng_key_ref:
-            return dataclasses.replace(a, value=_Code(f"{glue}.{_ref_name(adapter.prng_key_ref)}({a.value!r})"))
-        if a.transform == "tuple" and isinstance(a.value, list):
-            return dataclasses.replace(a, value=tuple(a.value))
-        return a
-
-    fixed = [[fixed_value(a) for a in specs] for specs in (plan.args, plan.init_args)]
-    if fixed[0] or fixed[1]:
-        member = dataclasses.replace(member, plan=dataclasses.replace(plan, args=fixed[0], init_args=fixed[1]))
-    if adapter.dtype_ref:
-        glue_fns.add(adapter.dtype_ref)
-    target, args, kwargs = member.task(conv)
+    The call is the execution layer's own description (:mod:`xamt.exec.member`: the same hooks,
+    fixed-argument and slot conversion and binding the worker runs), made with hooks that
+    return code instead of converting; only the printing of the description is done here.
+    """
+    refs = hook_refs(member, adapter)
+    glue_fns |= {ref for key, ref in refs.items() if key != "device" and ref}
+    prep = PreparedMember(member, _code_hooks(refs, values, var, glue))
+    converted = {s: _source(v, values[s], f"{var}[{s}]") for s, v in prep.convert(values).items()}
+    target, args, kwargs = prep.bind(converted)
     if target == f"{_INVOKE}:call_method":
         method, receiver, *rest = args
         code = f"{receiver!r}.{method}({_args_code(rest, kwargs)})"
@@ -226,22 +227,31 @@ def _call_code(member: Any, adapter: Any, values: Mapping[int, Any], var: str, g
         cls_ref, _, method = ref.rpartition(".")
         code = (f"{_ref_expr(cls_ref, imports)}({_args_code((), init_kwargs)})"
                 f".{method}({_args_code(rest, kwargs)})")
-    elif member.via and target == member.via:
-        glue_fns.add(member.via)
-        name = member.via.split(":")[1]
-        code = f"{glue}.{name}({_args_code(args, kwargs)})"
+    elif _is_own(target):  # a helper of Xamt's (a compiled, out= or fill call): copied as glue
+        glue_fns.add(target)
+        code = f"{_glue_fn(glue, target)}({_args_code(args, kwargs)})"
     else:
         code = f"{_ref_expr(target, imports)}({_args_code(args, kwargs)})"
-    if place is not None and adapter.device_scope_ref:
+    if prep.hooks.scope is not None:
         # the call runs in the library's device scope, as in the sandbox worker
-        glue_fns.add(adapter.device_scope_ref)
-        code = f"_on_device({glue}.{_ref_name(adapter.device_scope_ref)}, {member.device!r}, lambda: {code})"
+        code = f"_on_device({_glue_fn(glue, refs['scope'])}, {prep.hooks.device!r}, lambda: {code})"
     return code
+
+
+def _is_own(ref: str) -> bool:
+    """Whether ``ref`` names a function of Xamt's (which a script cannot import)."""
+    module = ref.partition(":")[0]
+    return any(module == p or module.startswith(p + ".") for p in OWN_PACKAGES)
+
+
+def _glue_fn(glue: str, ref: str) -> str:
+    """The script's expression for the glue function ``ref`` (``G_torch.from_numpy``)."""
+    return f"{glue}.{_ref_name(ref)}"
 
 
 def render(spec: ReproSpec) -> str:
     """The reproducer script's text for ``spec``."""
-    from xamt.groups import normalise as norm_mod
+    from xamt.exec.member import normalised_output
 
     imports: set[str] = set()
     glue_of: dict[str, tuple[str, set[str]]] = {}
@@ -251,7 +261,6 @@ def render(spec: ReproSpec) -> str:
         # every library involved is imported up front: a missing one means "cannot run" (3)
         imports.add(f"import {adapter.import_name}")
         glue_name, fns = glue_of.setdefault(adapter.name, (f"G_{adapter.name}", set()))
-        fns |= {adapter.from_numpy_ref, adapter.to_numpy_ref}
         i = input_sets(spec).index(id(values))
         var = f"V{i}" if i else "V"
         code = _call_code(member, adapter, values, var, glue_name, imports, fns)
@@ -264,7 +273,7 @@ def render(spec: ReproSpec) -> str:
         src = standalone_source(*[resolve_ref(r) for r in sorted(fns)])
         glue_blocks.append(f"# --- {lib}: conversion and call helpers, as the fuzzer ran them ---\n"
                            f"{glue_name} = _glue({src!r})\n")
-    norm_src = standalone_source(norm_mod.to_numpy_tree, norm_mod.normalise)
+    norm_src = standalone_source(normalised_output)
     lines = [
         "#!/usr/bin/env python3",
         '"""' + spec.title.replace('"""', "'''") + "\n\n" + spec.header.replace('"""', "'''").rstrip()
@@ -376,7 +385,7 @@ for i, (label, glue, call) in enumerate(CALLS):
         print(f"{label}: expected to hang; SIGALRM ends this script after {HANG_LIMIT} s", flush=True)
         signal.alarm(HANG_LIMIT)
     try:
-        out = N.normalise(N.to_numpy_tree(call(), glue().to_numpy), NORMALISE)
+        out = N.normalised_output(call(), glue().to_numpy, NORMALISE)
         results.append(("ok", out, None))
         print(f"{label}: {show(out)}")
     except Exception as exc:

@@ -104,6 +104,12 @@ class _Collector:
                 not isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                 or first.name != fn.__name__):
             raise ExtractError(changed)
+        for node in ast.walk(tree):  # an import of Xamt in the body would not run without Xamt
+            own = ([node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 else
+                   [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            if any(_is_own(m) for m in own):
+                raise ExtractError(f"{fn.__module__}.{fn.__qualname__} imports {own[0]} in its body: "
+                                   f"a standalone script cannot (import it at module level)")
         if isinstance(fn, type):
             names = _node_names(tree)
         else:

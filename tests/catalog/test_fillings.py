@@ -38,7 +38,7 @@ def test_torch_init_is_mined_as_fillings_without_its_deprecated_wrappers():
 
 def test_the_fill_call_makes_the_tensor_from_the_shape():
     pytest.importorskip("torch")
-    from xamt.matching.invoke import call_member
+    from xamt.exec.member import call_member
     from xamt.matching.model import ArgSpec, ArgumentPlan, Member
 
     m = Member(library="torch", qualname="torch.nn.init.eye_", target="torch.nn.init:eye_",

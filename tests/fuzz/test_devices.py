@@ -19,7 +19,8 @@ from xamt.findings import FindingClass, FindingsStore
 from xamt.fuzz.campaign import FuzzConfig, run_campaign
 from xamt.fuzz.devices import (DevicePlan, cpu_twin, device_label, parse_devices, probe_devices,
                                resolve, with_device_twins)
-from xamt.groups.execute import member_spec, run_members
+from xamt.exec.group import member_spec
+from xamt.exec.member import run_members
 from xamt.groups.model import MemberInfo
 from xamt.libraries.registry import Registry
 from xamt.matching.model import ArgSpec, ArgumentPlan, Member
@@ -367,7 +368,7 @@ def test_real_gpu_twin_runs_on_the_gpu(cuda, library, target, device, tmp_path):
     from sandbox import SandboxPool
 
     from xamt.fuzz.devices import discover
-    from xamt.groups.execute import pool_settings
+    from xamt.exec.group import pool_settings
 
     ads = {a.name: a for a in Registry() if a.name == library}
     settings = pool_settings(ads.values())
@@ -382,7 +383,7 @@ def test_real_gpu_twin_runs_on_the_gpu(cuda, library, target, device, tmp_path):
 
         values = {0: np.random.default_rng(0).standard_normal((64, 33)).astype(np.float32)}
         specs = [list(member_spec(x_, ads)) for x_ in members]
-        outcome = pool.run([Task("xamt.groups.execute:run_members", args=(specs, values, {}), timeout=120)])[0]
+        outcome = pool.run([Task("xamt.exec.member:run_members", args=(specs, values, {}), timeout=120)])[0]
     assert outcome.status == "ok", outcome.summary()
     cpu, gpu = outcome.value
     assert cpu[0] == "ok" and gpu[0] == "ok", (cpu, gpu)

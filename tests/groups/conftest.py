@@ -24,7 +24,7 @@ def adapters():
 def pool(adapters):
     """One sandbox pool for the package's tests (numpy and torch preloaded)."""
     from sandbox import SandboxPool
-    from xamt.groups.execute import pool_settings
+    from xamt.exec.group import pool_settings
 
     conf = pool_settings(a for n, a in adapters.items() if n != "crashy")
     with SandboxPool(workers=2, timeout=10, confirm=False, max_tasks_per_worker=None, **conf) as p:

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from xamt.matching.invoke import call_member
+from xamt.exec.member import call_member
 
 X = np.array([[1, -2, 3], [4, 0.5, -6]], np.float32)
 
@@ -104,18 +104,20 @@ def test_validate_args_makes_out_of_support_a_status():
 def test_prng_key_transform_makes_the_library_key():
     """A jax.random sampler called with the fixed canonical seed as its key."""
     pytest.importorskip("jax")
+    from xamt.exec.member import Hooks, PreparedMember, hook_refs
     from xamt.libraries.registry import Registry
-    from xamt.matching.invoke import convert_value
     from xamt.matching.model import ArgSpec, ArgumentPlan, Member
 
-    key = np.asarray(convert_value(0, "prng_key", "jax", Registry()))
-    assert key.shape == (2,) and key.dtype == np.uint32
-    with pytest.raises(ValueError, match="no PRNG keys"):
-        convert_value(0, "prng_key", "numpy", Registry())
     m = Member(library="jax", qualname="jax.random.normal", target="jax.random:normal",
                kind="function", call="function",
                plan=ArgumentPlan(args=[ArgSpec(slot=None, param="key", position=0, keyword="key",
                                                transform="prng_key", value=0, required=True),
                                        ArgSpec(slot=0, param="shape", keyword="shape")]))
+    prep = PreparedMember(m, Hooks.resolve(hook_refs(m, Registry().get("jax"))))
+    key = np.asarray(prep.member.plan.args[0].value)
+    assert key.shape == (2,) and key.dtype == np.uint32
+    assert m.plan.args[0].value == 0, "the member itself keeps its seed"
+    # numpy has no PRNG keys: its adapter names no key hook, so a numpy member is not given one
+    assert "prng_key" not in hook_refs(m, Registry().get("numpy"))
     out = call_member(m.to_json(), {0: (3, 4)})
     assert out.shape == (3, 4)

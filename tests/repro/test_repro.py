@@ -135,6 +135,23 @@ def test_extraction_refuses_source_that_changed_since_import(tmp_path, monkeypat
         sys.modules.pop("stale_mod", None)
 
 
+def test_extraction_refuses_a_function_that_imports_xamt_in_its_body(tmp_path, monkeypatch):
+    # copied as is, such a function would need Xamt in the reproducer (numpy's out= helper did)
+    import importlib
+    import sys
+
+    from xamt.standalone import ExtractError, standalone_source
+
+    (tmp_path / "inner_import_mod.py").write_text(
+        "def helper(ref):\n    from xamt.libraries.base import resolve_ref\n\n    return resolve_ref(ref)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        with pytest.raises(ExtractError, match="imports xamt.libraries.base in its body"):
+            standalone_source(importlib.import_module("inner_import_mod").helper)
+    finally:
+        sys.modules.pop("inner_import_mod", None)
+
+
 def test_verify_finds_a_script_given_relative_to_the_working_directory(tmp_path, monkeypatch):
     # `make fuzz` uses `--out xamt-out`: reproducer paths are relative to the working directory,
     # while the script runs in its own folder

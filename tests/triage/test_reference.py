@@ -127,7 +127,7 @@ def test_an_xla_kernel_missing_for_a_dtype_is_benign():
 def test_a_member_that_disagrees_with_itself_is_dropped_before_filing(tmp_path):
     import numpy as np
 
-    from xamt.groups.execute import MemberResult
+    from xamt.exec.group import MemberResult
     from xamt.triage.pipeline import Candidate, Triage
 
     def member(lib, q):
@@ -161,7 +161,7 @@ def test_an_outlier_that_agrees_in_float64_is_a_precision_finding(tmp_path, monk
     import numpy as np
 
     from xamt.findings import FindingClass
-    from xamt.groups.execute import MemberResult
+    from xamt.exec.group import MemberResult
     from xamt.triage.pipeline import Candidate, Triage, TriageOutcome
 
     def member(lib, q):

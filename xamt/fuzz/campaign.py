@@ -38,7 +38,7 @@ from xamt.fuzz.engine import Engine, LocalExecutor
 from xamt.fuzz.schedule import SLOW, Proposal, Schedule, ScheduleSettings, load_settings
 from xamt.fuzz.search import Search
 from xamt.groups.agree import Agreement
-from xamt.groups.execute import ExecItem
+from xamt.exec.group import ExecItem
 from xamt.log import get_logger
 from xamt.oracle import ErrorKinds, SignalKind, error_key, judge_statuses
 from xamt.progress import Progress
@@ -236,7 +236,7 @@ class _Fuzzer:
 
     def __init__(self, cfg: FuzzConfig, store: Store, groups: list[Any], adapters: dict[str, Any],
                  pool: Any, campaign: Campaign, fstore: FindingsStore, settings: ScheduleSettings):
-        from xamt.groups.execute import GroupExecutor
+        from xamt.exec.group import GroupExecutor
         from xamt.inputs.mutate import mutate, revalue
 
         self.cfg = cfg
@@ -586,7 +586,7 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
     """Run (or resume) a campaign as configured; see the module docstring."""
     from sandbox import SandboxPool
 
-    from xamt.groups.execute import pool_settings
+    from xamt.exec.group import pool_settings
     from xamt.groups.model import load_registry
     from xamt.libraries.registry import Registry
 

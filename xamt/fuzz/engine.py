@@ -29,7 +29,7 @@ class Executor(Protocol):
     """Where group-iterations run (one local pool; Ray actors)."""
 
     def submit(self, token: int, item: Any) -> None:
-        """Start ``item`` (an :class:`~xamt.groups.execute.ExecItem`) under ``token``."""
+        """Start ``item`` (an :class:`~xamt.exec.group.ExecItem`) under ``token``."""
 
     def wait(self, timeout: float) -> list[tuple[int, Any]]:
         """``(token, GroupRun)`` of every item finished by now, waiting up to ``timeout`` s for
@@ -41,7 +41,7 @@ class LocalExecutor:
     dying group task is re-run member by member without holding up the others)."""
 
     def __init__(self, pool: Any, group_executor: Any):
-        from xamt.groups.schedule import Scheduler
+        from xamt.exec.schedule import Scheduler
 
         self._scheduler = Scheduler(pool)
         self._gx = group_executor

@@ -1,6 +1,6 @@
 """Value agreement of normalised outputs, for validation (built on :mod:`xamt.compare`).
 
-Outputs are :func:`~xamt.groups.normalise.to_numpy_tree` results: arrays, strings, ``None`` or
+Outputs are :func:`~xamt.exec.normalise.to_numpy_tree` results: arrays, strings, ``None`` or
 tuples of those. Two outputs agree when they have the same structure and every pair of array
 leaves agrees in value under the validation tolerance (:func:`xamt.compare.compare_group`'s
 ``values_agree``: shape and values, not the dtype's kind, so ``int32`` indices match ``int64``
@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from xamt.compare import compare_group
-from xamt.groups.normalise import leaves
+from xamt.exec.normalise import leaves
 
 __all__ = ["Agreement", "structure"]
 

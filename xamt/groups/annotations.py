@@ -16,7 +16,7 @@ from typing import Any
 from xamt.datafiles import read_toml
 from xamt.errors import DataFileError
 from xamt.inputs.arrays import DTYPE_NAMES
-from xamt.groups.normalise import check_name
+from xamt.exec.normalise import check_name
 
 __all__ = ["GroupAnnotation", "MemberAnnotation", "Annotations", "load_annotations",
            "BuildSettings", "load_settings"]

@@ -2,7 +2,7 @@
 
 Candidates come from the store (``xamt match``). Each is validated by
 :func:`~xamt.groups.validate.validate_candidate`; many run concurrently on one sandbox pool
-(:class:`~xamt.groups.schedule.Scheduler`). Results are committed per candidate, keyed by the
+(:class:`~xamt.exec.schedule.Scheduler`). Results are committed per candidate, keyed by the
 libraries' versions and a fingerprint of the candidate and of every data file the build reads,
 so an interrupted build resumes where it stopped and a rebuild only redoes what changed.
 """
@@ -19,10 +19,10 @@ from typing import Any, Callable, Iterable, Sequence
 
 from xamt.errors import MatchingError, XamtError
 from xamt.groups.annotations import load_annotations, load_settings
-from xamt.groups.execute import GroupExecutor, pool_settings
+from xamt.exec.group import GroupExecutor, pool_settings
 from xamt.groups.model import REGISTRY_SCHEMA, load_registry
-from xamt.groups.normalise import load_normalisation_rules
-from xamt.groups.schedule import Scheduler
+from xamt.exec.normalise import load_normalisation_rules
+from xamt.exec.schedule import Scheduler
 from xamt.groups.validate import CandidateResult, Context, validate_candidate
 from xamt.inputs.rules import load_input_rules
 from xamt.libraries.registry import Registry

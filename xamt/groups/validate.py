@@ -31,9 +31,9 @@ import numpy as np
 from xamt.errors import ConfigError
 from xamt.groups.agree import Agreement
 from xamt.groups.annotations import Annotations, BuildSettings, GroupAnnotation
-from xamt.groups.execute import ExecItem, GroupExecutor, MemberResult
+from xamt.exec.group import ExecItem, GroupExecutor, MemberResult
 from xamt.groups.model import MemberInfo, RegisteredGroup
-from xamt.groups.normalise import NormalisationRules, normalise
+from xamt.exec.normalise import NormalisationRules, normalise
 from xamt.groups.unionfind import UnionFind
 from xamt.inputs.materialise import materialise
 from xamt.inputs.model import GroupInput
@@ -106,7 +106,7 @@ class CandidateResult:
 
 def _substantial(value: Any) -> bool:
     """True when a normalised output has a non-boolean numeric leaf of two or more elements."""
-    from xamt.groups.normalise import leaves
+    from xamt.exec.normalise import leaves
 
     return any(isinstance(leaf, np.ndarray) and leaf.dtype.kind in "iufc" and leaf.size >= 2
                for leaf in leaves(value))
@@ -114,7 +114,7 @@ def _substantial(value: Any) -> bool:
 
 def _finite(value: Any) -> bool:
     """True when every float/complex leaf of a normalised output is finite."""
-    from xamt.groups.normalise import leaves
+    from xamt.exec.normalise import leaves
 
     for leaf in leaves(value):
         if isinstance(leaf, np.ndarray) and leaf.dtype.kind in "fc":

@@ -2,7 +2,7 @@
 
 The result maps slot index → value ready to travel to a sandbox worker: numpy arrays, lists of
 arrays, ``numpy.dtype`` objects for dtype slots, and plain literals (JSON lists become tuples).
-The worker converts arrays and dtypes to the member's library (:mod:`xamt.groups.execute`).
+The worker converts arrays and dtypes to the member's library (:mod:`xamt.exec.member`).
 """
 from __future__ import annotations
 

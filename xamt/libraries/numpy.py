@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from xamt.libraries.base import LibraryAdapter, MethodOwner, same_dtype_names
+from xamt.libraries.base import LibraryAdapter, MethodOwner, resolve_ref, same_dtype_names
 
 __all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "call_with_out", "ufunc_methods",
            "UFUNC_METHODS"]
@@ -53,8 +53,6 @@ def ufunc_methods(obj: Any) -> list[str]:
 def call_with_out(target: str, *args: Any, **kwargs: Any) -> Any:
     """Call ``target`` once to learn the result's shape and dtype, then again with ``out=``."""
     import numpy as np
-
-    from xamt.libraries.base import resolve_ref
 
     fn = resolve_ref(target)
     first = fn(*args, **kwargs)

@@ -15,9 +15,9 @@ A :class:`CandidateGroup` is a set of APIs expected to agree, as plain data:
   goes in this member's call.
 
 Executing a member: :meth:`Member.task` turns slot values (already converted to the library's
-objects) into ``(target, args, kwargs)`` for ``sandbox.Task``; :func:`xamt.matching.invoke.
-call_member` does the conversion and the call inside a worker. Every class here round-trips
-through ``to_json()`` / ``from_json()``.
+objects) into ``(target, args, kwargs)`` for ``sandbox.Task``; the execution layer
+(:mod:`xamt.exec.member`) does the conversion and the call inside a worker. Every class here
+round-trips through ``to_json()`` / ``from_json()``.
 """
 from __future__ import annotations
 
@@ -207,7 +207,7 @@ class Member:
         """``(target, args, kwargs)`` of a sandbox task calling this member on slot values.
 
         Values must already be the library's objects (tensors, dtypes); see
-        :func:`xamt.matching.invoke.call_member` for the in-worker conversion.
+        :mod:`xamt.exec.member` for the in-worker conversion.
         """
         if self.call == "method":
             if self.receiver_slot is None or self.receiver_slot not in values:

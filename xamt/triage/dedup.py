@@ -14,7 +14,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from xamt.findings import FindingClass
-from xamt.groups.execute import MemberResult
+from xamt.exec.group import MemberResult
 from xamt.oracle import SignalKind
 
 __all__ = ["Candidate", "input_signature", "dominant_dtype", "finding_signature", "COARSE_CLASSES"]

@@ -12,7 +12,7 @@ and the oracle's signal. :class:`Triage` then
 5. writes a **reproducer** and **replays** it in a fresh process (:mod:`xamt.repro`); only a
    reproduced divergence becomes a :class:`~xamt.findings.Finding`.
 
-Every library call goes through the campaign's :class:`~xamt.groups.execute.GroupExecutor`.
+Every library call goes through the campaign's :class:`~xamt.exec.group.GroupExecutor`.
 The candidate and the de-duplication signatures are in :mod:`xamt.triage.dedup`, the choice of
 reference and outlier in :mod:`xamt.triage.reference`.
 """
@@ -29,8 +29,8 @@ from xamt import repro
 from xamt.compare import compare_group
 from xamt.findings import Finding, FindingClass, encode_evidence
 from xamt.groups.agree import Agreement
-from xamt.groups.execute import ExecItem, MemberResult
-from xamt.groups.normalise import leaves
+from xamt.exec.group import ExecItem, MemberResult
+from xamt.exec.normalise import leaves
 from xamt.log import get_logger
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
 from xamt.triage.classify import LOOSE_TOLERANCE, classify_value, flush_subnormals, ties_only

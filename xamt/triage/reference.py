@@ -18,8 +18,8 @@ import numpy as np
 
 from xamt.compare import compare_group
 from xamt.groups.agree import Agreement
-from xamt.groups.execute import MemberResult
-from xamt.groups.normalise import leaves
+from xamt.exec.group import MemberResult
+from xamt.exec.normalise import leaves
 
 __all__ = ["ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upcast", "call_rank",
            "declared_originals", "load_call_order"]

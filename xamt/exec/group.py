@@ -1,333 +1,30 @@
-"""Running a group's members on one input in the sandbox: the worker side and the parent side.
+"""Running groups' members in the sandbox: the parent side of the execution layer.
 
-Worker side (resolved by the sandbox as ``"xamt.groups.execute:run_members"``):
-:func:`run_members` receives compact member specs and the materialised slot values (numpy arrays,
-lists of arrays, ``numpy.dtype`` objects, literals), converts the values to each member's library
-through its adapter's ``from_numpy`` / ``dtype`` functions, calls the member, converts the output
-back to numpy (:func:`~xamt.groups.normalise.to_numpy_tree`) and normalises it. A member with a
-``device`` has its converted values placed there (the adapter's ``place`` hook) and is called
-inside the adapter's ``device_scope``. Every member of
-one input runs inside one task (one round trip for the whole group); an exception is caught per
-member, so one member raising does not hide the others. Parsed members and resolved functions are
-cached per worker process, keyed by the member id, because this is the fuzzer's hot path.
-
-Parent side: :class:`GroupExecutor` turns ``(group, input)`` pairs into those tasks, runs many in
-one ``pool.run`` and maps the outcomes back to :class:`MemberResult` s. When a group task dies
+:class:`GroupExecutor` turns ``(group, input)`` pairs into sandbox tasks (one per input: every
+member of the group in one round trip, :func:`xamt.exec.member.run_members`), runs many in one
+``pool.run`` and maps the outcomes back to :class:`MemberResult` s. When a group task dies
 (crash, timeout, out of memory) its members are re-run one task each, so the death is pinned to
-the member that caused it.
+the member that caused it. :meth:`GroupExecutor.probe` asks which dtypes members accept
+(:func:`xamt.exec.probe.probe_dtypes`). :func:`member_spec` is the compact member form the
+worker parses once, :func:`call_key` the digest of one call (a registry build's memo), and
+:func:`pool_settings` the sandbox pool's preloads and environment for a set of adapters.
 """
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import json
-import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generator, Iterable, Mapping, Sequence
+from typing import Any, Generator, Iterable, Mapping, Sequence
 
 import msgpack
 import numpy as np
 
-from sandbox.classify import exception_status, safe_str
-from sandbox.classify import type_name as _type_name
+from xamt.exec.member import RUN_MEMBERS, hook_refs
+from xamt.exec.probe import PROBE_DTYPES
 
-from xamt.groups.normalise import NotComparable, normalise, to_numpy_tree
-
-__all__ = [
-    "run_members", "probe_dtypes", "MemberResult", "GroupRun", "ExecItem", "GroupExecutor",
-    "member_spec", "pool_settings", "call_key", "RUN_MEMBERS", "PROBE_DTYPES",
-]
-
-RUN_MEMBERS = "xamt.groups.execute:run_members"
-PROBE_DTYPES = "xamt.groups.execute:probe_dtypes"
-_MESSAGE_LIMIT = 2000
-
-# ============================================================================== worker side
-
-
-class _Prepared:
-    """A member ready to call in this worker: parsed plan and resolved conversion functions."""
-
-    __slots__ = ("member", "from_numpy", "to_numpy", "dtype_fn", "slots", "tuple_slots",
-                 "key_slots", "key_fn", "device", "place", "scope")
-
-    def __init__(self, spec: Mapping[str, Any]) -> None:
-        from xamt.libraries.base import resolve_ref
-        from xamt.matching.model import Member
-
-        member = Member.from_json(spec["member"])
-        self.from_numpy = resolve_ref(spec["from"])
-        self.to_numpy = resolve_ref(spec["to"])
-        self.dtype_fn = resolve_ref(spec["dtype"]) if spec.get("dtype") else None
-        # a member placed on a device: values go there after conversion, the call runs in scope
-        self.device = spec.get("device")
-        self.place = resolve_ref(spec["place"]) if spec.get("place") else None
-        self.scope = resolve_ref(spec["scope"]) if spec.get("scope") else None
-        # fixed dtype arguments of the plan (jax.lax.argmax's index_dtype) become library dtypes
-        if self.dtype_fn is not None:
-            for specs in (member.plan.args, member.plan.init_args):
-                for i, arg in enumerate(specs):
-                    if arg.slot is None and arg.transform == "dtype" and isinstance(arg.value, str):
-                        specs[i] = dataclasses.replace(arg, value=self.dtype_fn(arg.value))
-        # PRNG keys (jax.random's key): an int seed becomes the library's key, for a fixed
-        # argument once here, for a slot on every call
-        self.key_fn = resolve_ref(spec["prng_key"]) if spec.get("prng_key") else None
-        self.key_slots: frozenset[int] = frozenset()
-        if self.key_fn is not None:
-            for specs in (member.plan.args, member.plan.init_args):
-                for i, arg in enumerate(specs):
-                    if arg.slot is None and arg.transform == "prng_key":
-                        specs[i] = dataclasses.replace(arg, value=self.key_fn(arg.value))
-            self.key_slots = frozenset(a.slot for a in member.plan.args + member.plan.init_args
-                                       if a.slot is not None and a.transform == "prng_key")
-        # fixed sequences (an override's axis = [-2, -1]) arrive as JSON lists: tuples again
-        for specs in (member.plan.args, member.plan.init_args):
-            for i, arg in enumerate(specs):
-                if arg.slot is None and arg.transform == "tuple" and isinstance(arg.value, list):
-                    specs[i] = dataclasses.replace(arg, value=tuple(arg.value))
-        self.member = member
-        # slots this member takes as a sequence (jax.lax.reduce_sum's axes): a scalar is wrapped
-        self.tuple_slots = frozenset(a.slot for a in member.plan.args + member.plan.init_args
-                                     if a.slot is not None and a.transform == "tuple")
-        self.slots = member.plan.slots() | ({member.receiver_slot} if member.receiver_slot is not None else set())
-
-
-#: per worker process: member id → prepared member, "module:qualname" → function. A memo of
-#: immutable data (the id is a content hash), so a stale entry cannot exist.
-_PREPARED: dict[str, _Prepared] = {}
-_FUNCTIONS: dict[str, Callable[..., Any]] = {}
-
-
-def _prepared(mid: str, spec_bytes: bytes) -> _Prepared:
-    prep = _PREPARED.get(mid)
-    if prep is None:
-        prep = _PREPARED[mid] = _Prepared(msgpack.unpackb(spec_bytes, raw=False, strict_map_key=False))
-    return prep
-
-
-def _function(ref: str) -> Callable[..., Any]:
-    fn = _FUNCTIONS.get(ref)
-    if fn is None:
-        from xamt.libraries.base import resolve_ref
-
-        fn = _FUNCTIONS[ref] = resolve_ref(ref)
-    return fn
-
-
-def _convert_slot(slot: int, value: Any, prep: _Prepared) -> Any:
-    if slot in prep.key_slots and value is not None and not isinstance(value, np.ndarray):
-        return prep.key_fn(value)  # type: ignore[misc]
-    if slot in prep.tuple_slots and value is not None and not isinstance(value, (tuple, list, np.ndarray)):
-        return (value,)
-    return _convert(value, prep)
-
-
-def _convert(value: Any, prep: _Prepared) -> Any:
-    t = type(value)
-    if t is np.ndarray:
-        return prep.from_numpy(value) if prep.place is None else prep.place(prep.from_numpy(value), prep.device)
-    if t is list and value and all(type(v) is np.ndarray for v in value):
-        if prep.place is None:
-            return [prep.from_numpy(v) for v in value]
-        return [prep.place(prep.from_numpy(v), prep.device) for v in value]
-    if isinstance(value, np.dtype):
-        return prep.dtype_fn(value.name) if prep.dtype_fn is not None else value
-    return value
-
-
-def _message(exc: BaseException) -> str:
-    text = safe_str(exc)
-    return text if len(text) <= _MESSAGE_LIMIT else text[:_MESSAGE_LIMIT] + "..."
-
-
-def _error_status(exc: BaseException, type_name: str, text: str) -> str:
-    return str(exception_status(exc, type_name, text))
-
-
-def _invoke(prep: _Prepared, target: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
-    fn = _function(target)
-    if prep.scope is None:
-        return fn(*args, **kwargs)
-    with prep.scope(prep.device):
-        return fn(*args, **kwargs)
-
-
-def _call(prep: _Prepared, values: Mapping[int, Any]) -> Any:
-    conv = {slot: _convert_slot(slot, v, prep) for slot, v in values.items() if slot in prep.slots}
-    target, args, kwargs = prep.member.task(conv)
-    return _invoke(prep, target, args, kwargs)
-
-
-class _BindError(Exception):
-    """The plan cannot place the given slot values (not the library's doing)."""
-
-
-def _first_call(prep: _Prepared, values: Mapping[int, Any]) -> Any:
-    conv = {slot: _convert_slot(slot, v, prep) for slot, v in values.items() if slot in prep.slots}
-    try:
-        target, args, kwargs = prep.member.task(conv)
-    except ValueError as exc:  # Member.task / ArgumentPlan.bind: a slot the call cannot take
-        raise _BindError(str(exc)) from None
-    return _invoke(prep, target, args, kwargs)
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Exact equality of two normalised outputs (NaN equals NaN)."""
-    if isinstance(a, tuple) or isinstance(b, tuple):
-        return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
-                and all(_same(x, y) for x, y in zip(a, b)))
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
-        if a.shape != b.shape or a.dtype != b.dtype:
-            return False
-        if a.dtype.kind in "fc":
-            return bool(np.array_equal(a, b, equal_nan=True))
-        return bool(np.array_equal(a, b))
-    return type(a) is type(b) and a == b
-
-
-def _run_one(prep: _Prepared, values: Mapping[int, Any], repeat: int, norm: str | None) -> list:
-    start = time.perf_counter()
-    try:
-        raw = _first_call(prep, values)
-    except _BindError as exc:
-        return ["skipped", f"cannot bind the arguments: {exc}"]
-    except BaseException as exc:  # the library's own SystemExit / KeyboardInterrupt included
-        return _raised(exc, start)
-    seconds = time.perf_counter() - start
-    try:
-        out = normalise(to_numpy_tree(raw, prep.to_numpy), norm)
-    except NotComparable as exc:
-        return ["unserializable", f"output not comparable: {exc}", seconds]
-    except BaseException as exc:  # conversion runs library code (tensor.numpy()) too
-        return ["unserializable", f"output conversion failed: {_type_name(type(exc))}: {_message(exc)}", seconds]
-    del raw
-    nondet = False
-    for _ in range(repeat - 1):
-        try:
-            again = normalise(to_numpy_tree(_call(prep, values), prep.to_numpy), norm)
-        except BaseException:  # a second run that raises is nondeterministic too
-            nondet = True
-            break
-        if not _same(out, again):
-            nondet = True
-            break
-    return ["ok", out, nondet, seconds]
-
-
-def _raised(exc: BaseException, start: float) -> list:
-    type_name = _type_name(type(exc))
-    text = _message(exc)
-    return ["raised", type_name, text, _error_status(exc, type_name, text), time.perf_counter() - start]
-
-
-def run_members(members: Sequence[Sequence[Any]], values: Mapping[int, Any],
-                options: Mapping[str, Any] | None = None) -> list:
-    """Worker entry point: call each member on ``values``; one result list per member.
-
-    ``members`` are ``[member_id, spec_bytes]`` pairs (:func:`member_spec`); ``values`` maps slot
-    index → materialised value; ``options``: ``repeat`` (call each member that many times on
-    fresh conversions; a differing result marks it nondeterministic) and ``normalise`` (the
-    group's normaliser name). Results: ``["ok", output, nondeterministic, seconds]``,
-    ``["raised", error_type, message, status, seconds]``, ``["unserializable", why, seconds]`` or
-    ``["skipped", why]``.
-    """
-    options = options or {}
-    repeat = int(options.get("repeat", 1))
-    norm = options.get("normalise")
-    out = []
-    for mid, spec_bytes in members:
-        prep = _prepared(mid, spec_bytes)
-        out.append(_run_one(prep, values, repeat, norm))
-    return out
-
-
-def _abstract_call(prep: _Prepared, values: Mapping[int, Any], evaluator: Callable[..., Any]) -> Any:
-    """Trace the member's call with ``evaluator`` (``jax.eval_shape``): the converted arrays are
-    traced, everything else stays a constant of the traced function. Nothing is compiled."""
-    from xamt.libraries._compile import split_arrays
-
-    converted: set[int] = set()
-
-    def conv(slot: int, v: Any) -> Any:
-        out = _convert_slot(slot, v, prep)
-        if out is not v:
-            for item in (out if isinstance(out, list) else [out]):
-                converted.add(id(item))
-        return out
-
-    values_c = {slot: conv(slot, v) for slot, v in values.items() if slot in prep.slots}
-    try:
-        target, args, kwargs = prep.member.task(values_c)
-    except ValueError as exc:
-        raise _BindError(str(exc)) from None
-    fn = _function(target)
-    dyn_args, dyn_kwargs, rebuild = split_arrays(tuple(args), dict(kwargs), lambda v: id(v) in converted)
-
-    def traced(a: list, k: dict) -> Any:
-        full_args, full_kwargs = rebuild(list(a), dict(k))
-        return fn(*full_args, **full_kwargs)
-
-    return evaluator(traced, dyn_args, dyn_kwargs)
-
-
-def probe_dtypes(member: Sequence[Any], values: Mapping[int, Any], data_slots: Sequence[int],
-                 dtypes: Sequence[str], abstract: str | None = None) -> list:
-    """Worker entry point: call one member with its data arrays cast to each of ``dtypes``.
-
-    Returns one ``[dtype, status, error_type, message]`` per dtype (``status`` ``ok`` or
-    ``raised``; a result that cannot be converted to numpy counts as ``ok``: the call worked).
-    ``abstract`` names an evaluator (``"jax:eval_shape"``) that traces the call instead of
-    running it, for libraries that compile every new dtype (the probe then costs a trace).
-    """
-    from xamt.inputs.arrays import numpy_dtype
-
-    mid, spec_bytes = member
-    prep = _prepared(mid, spec_bytes)
-    evaluator = _function(abstract) if abstract else None
-    results = []
-    for name in dtypes:
-        cast = dict(values)
-        try:
-            dt = numpy_dtype(name)
-            for slot in data_slots:
-                v = cast.get(slot)
-                with np.errstate(all="ignore"):
-                    if isinstance(v, np.ndarray):
-                        cast[slot] = _cast(v, dt)
-                    elif isinstance(v, list):
-                        cast[slot] = [_cast(a, dt) for a in v]
-        except (TypeError, ValueError) as exc:
-            results.append([name, "raised", _type_name(type(exc)), _message(exc)])
-            continue
-        try:
-            if evaluator is not None:
-                _abstract_call(prep, cast, evaluator)
-            else:
-                raw = _call(prep, cast)
-                try:
-                    to_numpy_tree(raw, prep.to_numpy)
-                except BaseException:
-                    pass
-            results.append([name, "ok", None, None])
-        except BaseException as exc:
-            type_name = _type_name(type(exc))
-            text = _message(exc)
-            results.append([name, _error_status(exc, type_name, text), type_name, text])
-    return results
-
-
-def _cast(a: np.ndarray, dt: np.dtype) -> np.ndarray:
-    if dt.kind in "iu" and a.dtype.kind in "fc":
-        a = np.nan_to_num(a.real if a.dtype.kind == "c" else a)
-        a = np.rint(a * 3.0)  # ordinary integers, not all zeros
-    elif dt.kind == "b" and a.dtype.kind in "fc":
-        return (a.real > 0) if a.dtype.kind == "c" else (a > 0)
-    elif dt.kind != "c" and a.dtype.kind == "c":
-        a = a.real
-    return a.astype(dt)
-
-
-# ============================================================================== parent side
+__all__ = ["MemberResult", "GroupRun", "ExecItem", "GroupExecutor", "member_spec", "pool_settings",
+           "call_key"]
 
 
 def member_spec(member: Any, libraries: Mapping[str, Any]) -> tuple[str, bytes]:
@@ -342,20 +39,7 @@ def member_spec(member: Any, libraries: Mapping[str, Any]) -> tuple[str, bytes]:
         plan.pop(key, None)
     for spec in plan["args"] + plan["init_args"]:
         spec.pop("similarity", None)
-    spec = {"member": data, "from": adapter.from_numpy_ref, "to": adapter.to_numpy_ref,
-            "dtype": adapter.dtype_ref}
-    # only members that take a PRNG key name the hook (the other members' ids stay as they were)
-    if adapter.prng_key_ref and any(a.transform == "prng_key"
-                                    for a in member.plan.args + member.plan.init_args):
-        spec["prng_key"] = adapter.prng_key_ref
-    if member.device is not None:
-        if not adapter.runs_on(member.device):
-            from xamt.errors import ConfigError
-
-            raise ConfigError(f"{member.qualname}: the {adapter.name} adapter cannot place calls on "
-                              f"{member.device!r} (it has no placement hook)")
-        if adapter.placement_ref:
-            spec.update(device=member.device, place=adapter.placement_ref, scope=adapter.device_scope_ref)
+    spec = {"member": data, **hook_refs(member, adapter)}
     text = json.dumps(spec, sort_keys=True, default=str)
     mid = hashlib.blake2b(text.encode(), digest_size=10).hexdigest()
     return mid, msgpack.packb(spec, use_bin_type=True, default=str)
@@ -475,14 +159,25 @@ def pool_settings(libraries: Iterable[Any], out_dir: str | None = None) -> dict[
         module = adapter.from_numpy_ref.split(":")[0]
         if module not in preload:
             preload.append(module)
-    preload += ["xamt.groups.execute", "xamt.libraries.invoke"]
+    preload += ["xamt.exec.member", "xamt.exec.probe", "xamt.libraries.invoke"]
     if out_dir is not None:
-        from xamt.groups.annotations import load_settings
-
         base = os.path.abspath(out_dir)
-        for key, value in load_settings().environment.items():
+        for key, value in _worker_environment().items():
             env.setdefault(key, os.environ.get(key, value.replace("{out}", base)))
     return {"preload": tuple(preload), "env": env, "file_size_limit": 1 << 30}
+
+
+def _worker_environment() -> dict[str, str]:
+    """``validation.toml``'s ``[environment]``: the workers' environment, ``{out}`` standing for
+    the output folder (read here, below the groups package that reads the rest of the file)."""
+    from xamt.datafiles import read_toml
+    from xamt.errors import DataFileError
+
+    data, where, _ = read_toml("validation.toml")
+    env = data.get("environment", {})
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise DataFileError(f"{where}: [environment] values must be strings")
+    return dict(env)
 
 
 def _affinity(group: Any) -> str | None:
@@ -562,12 +257,12 @@ class GroupExecutor:
     # -- the batch -------------------------------------------------------------------------------
     def run(self, items: Sequence[ExecItem | tuple]) -> list[GroupRun]:
         """Run every item; one :class:`GroupRun` per item, in order."""
-        from xamt.groups.schedule import drive
+        from xamt.exec.schedule import drive
 
         return drive(self.pool, self.run_steps(items))
 
     def run_steps(self, items: Sequence[ExecItem | tuple]) -> Generator[list, list, list[GroupRun]]:
-        """:meth:`run` as a step generator (see :mod:`xamt.groups.schedule`): yields task lists,
+        """:meth:`run` as a step generator (see :mod:`xamt.exec.schedule`): yields task lists,
         receives their outcomes, returns the runs. Lets a scheduler overlap many batches."""
         from xamt.inputs.materialise import materialise
         from xamt.inputs.model import GroupInput
@@ -678,7 +373,7 @@ class GroupExecutor:
         mapping dtype → ``(status, error_type)``. A probe task that dies is re-run one dtype per
         task, so a dtype that crashes the library is recorded as ``crashed``.
         """
-        from xamt.groups.schedule import drive
+        from xamt.exec.schedule import drive
 
         return drive(self.pool, self.probe_steps(jobs, dtypes, abstract))
 

@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from tests.groups.helpers import group, member, unary
-from xamt.groups.execute import ExecItem, GroupExecutor, member_spec, run_members
+from xamt.exec.group import ExecItem, GroupExecutor, member_spec
+from xamt.exec.member import run_members
 from xamt.inputs import GroupInput, SlotValue, materialise, seed_inputs
 from xamt.inputs.arrays import ArrayRecipe
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from xamt.errors import DataFileError
-from xamt.groups.normalise import (NotComparable, check_name, load_normalisation_rules, normalise,
+from xamt.exec.normalise import (NotComparable, check_name, load_normalisation_rules, normalise,
                                    to_numpy_tree)
 
 
