@@ -1,7 +1,7 @@
 """Keras 3 adapter.
 
 Keras runs on a backend chosen by ``KERAS_BACKEND`` before import; Xamt uses ``tensorflow``
-unless the environment already names another (documented in the README). The backend is part of
+unless the environment already names another (documented in docs/registry.md). The backend is part of
 the catalog's version key (``3.15.1+tensorflow``) because conversions and behaviour depend on it.
 """
 from __future__ import annotations
