@@ -26,7 +26,9 @@ LAYERS: list[list[str]] = [
      "xamt.errors",         # the exception hierarchy
      "xamt.log",            # named loggers
      "xamt.command",        # the shape of a subcommand (so a stage need not import xamt.cli)
-     "xamt.standalone"],    # source extraction for self-contained reproducers (imports nothing)
+     "xamt.standalone",     # source extraction for self-contained reproducers (imports nothing)
+     "xamt.progress",       # the one progress display (build, campaigns)
+     "xamt.replay_server"], # the import-only replay interpreter (standard library only)
     ["xamt.datafiles",      # the reviewable data files under xamt/data/
      "xamt.store"],         # the SQLite store every stage writes to
     ["xamt.libraries"],     # one adapter per library, and their registry
@@ -35,9 +37,10 @@ LAYERS: list[list[str]] = [
      "xamt.inputs",         # input models, seeds, structures and mutation
      "xamt.compare",        # the comparator (tolerances, dtypes, backends)
      "xamt.oracle"],        # judging outcomes (error kinds, signals), for fuzz and triage
-    ["xamt.exec"],          # executing group members (being written; below groups)
+    ["xamt.exec"],          # the one way a member is called, and the group executor
     ["xamt.groups"],        # execution-validated groups (the registry) and their executor
     ["xamt.repro"],         # reproducer scripts and their replay (uses a group's normalisation)
+    ["xamt.replay"],        # replays forked from an import-only interpreter (judged by repro)
     ["xamt.fuzz"],          # the fuzzing loop's parts: search, devices
     ["xamt.findings"],      # the findings model, its store and evidence encoding (see below)
     ["xamt.triage"],        # from a divergence to a verified finding

@@ -43,7 +43,9 @@ from xamt.log import get_logger
 from xamt.oracle import ErrorKinds, SignalKind, error_key, judge_statuses
 from xamt.progress import Progress
 from xamt.store import Schema, Store, default_db_path
-from xamt.triage.pipeline import Candidate, Triage, call_rank, declared_originals, input_signature
+from xamt.triage.dedup import Candidate, input_signature
+from xamt.triage.pipeline import Triage
+from xamt.triage.reference import call_rank, declared_originals
 from xamt.triage.runner import TriageRunner
 
 __all__ = ["FuzzConfig", "FuzzResult", "run_campaign", "FUZZ_STATE_SCHEMA", "parse_budget",
@@ -438,8 +440,7 @@ class _Fuzzer:
         if seen is not None:
             seen["hits"] += 1
             if seen["finding"] is not None:
-                self.store.execute("UPDATE findings SET hits = hits + 1, last_seen=? WHERE id=?",
-                                   (time.time(), seen["finding"]))
+                self.fs.add_hit(seen["finding"], time.time())
             return False
         self.seen[pk] = {"finding": None, "outcome": "pending", "hits": 1}
         self.candidates += 1
