@@ -591,6 +591,26 @@ class SandboxPool(ZygoteClient, Deadlines):
                 size += p.nbytes
                 if p.nbytes > _SOLO_BYTES:
                     break  # a large task travels alone
+            if deferred and not batch and w.state == IDLE and not self._queue:
+                # nothing of its own queued at all: an idle worker helps out with half of what
+                # waits for busy owners (which keep their keys unless they ran nothing yet);
+                # otherwise it idles while a worker busy with one slow task holds the whole queue
+                take = min(limit, max(1, len(deferred) // 2))
+                keep: List[Pending] = []
+                for p in deferred:
+                    if len(batch) >= take:
+                        keep.append(p)
+                    elif p.group is not None and p.group.abandoned:
+                        self.stats["abandoned"] += 1
+                    elif p.future is not None and not p.started and not p.future.set_running_or_notify_cancel():
+                        pass  # cancelled by its submitter
+                    elif p.packet is not None or self._encode_pending(p):
+                        p.started = p.future is not None or p.started
+                        owner = self._workers.get(self._affinity.get(p.task.affinity, -1))
+                        if owner is not None and owner.dispatched == 0:
+                            self._assign_key(p.task.affinity, w.wid)
+                        batch.append(p)
+                deferred = keep
             if deferred:
                 self._queue.extendleft(reversed(deferred))
             if batch:

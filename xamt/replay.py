@@ -38,13 +38,17 @@ class ReplayServer:
         preload: modules the server imports before it serves (the libraries of the campaign).
         env: extra environment (on top of :func:`xamt.repro.replay_env`).
         startup_timeout: seconds the imports may take before replays fall back.
+        memory_limit: bytes a replay may allocate beyond the interpreter's size (None: no limit).
+            A reproducer runs outside the sandbox; without a limit, one that allocates without
+            bound takes the machine's memory.
     """
 
     def __init__(self, preload: Sequence[str], env: Mapping[str, str] | None = None, *,
-                 startup_timeout: float = 300.0):
+                 startup_timeout: float = 300.0, memory_limit: int | None = 8 << 30):
         self.preload = tuple(dict.fromkeys(preload))
         self.env = repro.replay_env(env)
         self.startup_timeout = float(startup_timeout)
+        self.memory_limit = memory_limit
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._ready = False
@@ -98,7 +102,8 @@ class ReplayServer:
                 try:
                     assert self._proc is not None and self._proc.stdin is not None
                     self._proc.stdin.write(json.dumps({"script": str(script), "stdout": out_path,
-                                                       "stderr": err_path, "timeout": timeout}) + "\n")
+                                                       "stderr": err_path, "timeout": timeout,
+                                                       "memory_limit": self.memory_limit}) + "\n")
                     self._proc.stdin.flush()
                     reply = self._readline(timeout + 30.0)
                 except (OSError, ValueError):

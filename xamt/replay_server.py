@@ -2,7 +2,7 @@
 
 Started by :class:`xamt.replay.ReplayServer` as ``python replay_server.py numpy,torch,...``: it
 imports the listed modules (and runs nothing else), then serves one JSON request per line on
-stdin: ``{"script": path, "stdout": path, "stderr": path, "timeout": s}``. Each script runs in a
+stdin: ``{"script": path, "stdout": path, "stderr": path, "timeout": s, "memory_limit": bytes}``. Each script runs in a
 fresh fork, as ``python script`` would run it (``__main__``, its folder first on ``sys.path`` and
 as the working directory, standard input from /dev/null, the exit status of ``sys.exit`` or 1
 for an uncaught exception, death by signal visible to the waiting parent), so the replay is
@@ -34,11 +34,23 @@ def _reply(channel, data):
     channel.flush()
 
 
-def _child(script, stdout_path, stderr_path, channel):
+def _limit_memory(limit):
+    """Data segment limit: the size now plus ``limit`` bytes (as the sandbox's workers have it), so
+    a reproducer that allocates without bound fails instead of taking the machine's memory."""
+    import resource
+
+    with open("/proc/self/status") as fh:
+        now = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmData:"))
+    resource.setrlimit(resource.RLIMIT_DATA, (now + int(limit), now + int(limit)))
+
+
+def _child(script, stdout_path, stderr_path, channel, memory_limit=None):
     code = 1
     try:
         os.close(channel.fileno())  # the replay must not hold the protocol pipe open
         os.setpgid(0, 0)  # the server kills the whole group on a timeout
+        if memory_limit:
+            _limit_memory(memory_limit)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
@@ -78,7 +90,7 @@ def _child(script, stdout_path, stderr_path, channel):
 def _run(request, channel):
     pid = os.fork()
     if pid == 0:
-        _child(request["script"], request["stdout"], request["stderr"], channel)
+        _child(request["script"], request["stdout"], request["stderr"], channel, request.get("memory_limit"))
     deadline = time.monotonic() + float(request.get("timeout", 120.0))
     try:
         pidfd = os.pidfd_open(pid)

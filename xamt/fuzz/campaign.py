@@ -538,7 +538,8 @@ class _Fuzzer:
         replayer = None
         if self.cfg.triage:
             # imports the libraries now, while fuzzing starts: the first replay finds it ready
-            replayer = ReplayServer([a.import_name for a in self.adapters.values()])
+            replayer = ReplayServer([a.import_name for a in self.adapters.values()],
+                                    memory_limit=self.cfg.memory_limit)
             self.triage.replayer = replayer
             self.triage.deadline = deadline + self._grace()
             self.runner = TriageRunner(self.triage, self.campaign.id)

@@ -25,6 +25,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from sandbox.errors import PoolClosedError
+
 from xamt import repro
 from xamt.compare import compare_group
 from xamt.findings import Finding, FindingClass, encode_evidence
@@ -156,6 +158,8 @@ class Triage:
                 out = self._raised(cand, campaign_id, internal=False)
             else:
                 out = self._value(cand, campaign_id)
+        except PoolClosedError:  # the campaign ended while this candidate was in triage
+            out = TriageOutcome(None, dropped="the campaign ended during its triage")
         except Exception as exc:  # a triage bug must not end the campaign; say what broke
             _log.exception("triage of %s failed", cand.prekey)
             out = TriageOutcome(None, dropped=f"triage error: {type(exc).__name__}: {exc}")
