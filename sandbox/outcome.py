@@ -160,11 +160,14 @@ class Task:
     * ``affinity``: a key (a string); tasks with the same key go to the same worker while it
       lives, so what a worker caches per process (JIT-compiled kernels, resolved functions)
       serves them all. A hint, never a wait: a worker with nothing of its own takes others'.
+    * ``confirm``: whether a crashed/timeout/oom run is re-run in a fresh worker (default: the
+      pool's ``confirm``). A caller that isolates a dying task itself (re-running its parts one
+      by one) has no use for the pool's confirmation of the whole.
 
     :meth:`chain` builds a multi-step task whose result is the last step's result.
     """
 
-    __slots__ = ("steps", "convert", "convert_kwargs", "device", "timeout", "affinity")
+    __slots__ = ("steps", "convert", "convert_kwargs", "device", "timeout", "affinity", "confirm")
 
     def __init__(
         self,
@@ -177,8 +180,9 @@ class Task:
         device: Optional[str] = None,
         timeout: Optional[float] = None,
         affinity: Optional[str] = None,
+        confirm: Optional[bool] = None,
     ) -> None:
-        self._init((Step(fn, args, kwargs),), convert, convert_kwargs, device, timeout, affinity)
+        self._init((Step(fn, args, kwargs),), convert, convert_kwargs, device, timeout, affinity, confirm)
 
     @classmethod
     def chain(
@@ -190,13 +194,14 @@ class Task:
         device: Optional[str] = None,
         timeout: Optional[float] = None,
         affinity: Optional[str] = None,
+        confirm: Optional[bool] = None,
     ) -> "Task":
         """A task running ``steps`` in order; ``Ref(i)`` in a step's arguments is step i's result."""
         task = cls.__new__(cls)
-        task._init(tuple(steps), convert, convert_kwargs, device, timeout, affinity)
+        task._init(tuple(steps), convert, convert_kwargs, device, timeout, affinity, confirm)
         return task
 
-    def _init(self, steps, convert, convert_kwargs, device, timeout, affinity=None) -> None:
+    def _init(self, steps, convert, convert_kwargs, device, timeout, affinity=None, confirm=None) -> None:
         if not steps:
             raise TaskError("a task needs at least one step")
         for index, step in enumerate(steps):
@@ -224,12 +229,15 @@ class Task:
             timeout = float(timeout)
         if affinity is not None and not isinstance(affinity, str):
             raise TaskError(f"affinity must be a string key, got {type(affinity).__name__}")
+        if confirm is not None and not isinstance(confirm, bool):
+            raise TaskError(f"confirm must be a bool or None, got {confirm!r}")
         object.__setattr__(self, "steps", steps)
         object.__setattr__(self, "convert", convert)
         object.__setattr__(self, "convert_kwargs", dict(convert_kwargs) if convert_kwargs else None)
         object.__setattr__(self, "device", device)
         object.__setattr__(self, "timeout", timeout)
         object.__setattr__(self, "affinity", affinity)
+        object.__setattr__(self, "confirm", confirm)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Task is immutable")
@@ -263,7 +271,7 @@ class Task:
             body = "steps=[" + ", ".join(s.fn for s in self.steps) + "]"
         extra = "".join(
             f", {name}={getattr(self, name)!r}"
-            for name in ("convert", "device", "timeout", "affinity")
+            for name in ("convert", "device", "timeout", "affinity", "confirm")
             if getattr(self, name) is not None
         )
         return f"Task({body}{extra})"

@@ -887,7 +887,8 @@ class SandboxPool(ZygoteClient, Deadlines):
             first.confirm_status = outcome.status
             self.stats["confirm_runs"] += 1
             self._resolve(original, first)
-        elif self.confirm and outcome.status in CONFIRMABLE and not self._cancel:
+        elif ((self.confirm if p.task.confirm is None else p.task.confirm)
+              and outcome.status in CONFIRMABLE and not self._cancel):
             # same id: the packet carries it, and the first run is no longer in flight
             rerun = Pending(p.tid, p.task, p.packet, None, p.timeout)
             rerun.started = True

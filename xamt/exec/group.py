@@ -246,9 +246,11 @@ class GroupExecutor:
         from sandbox import Task
 
         # one group's tasks go to one worker: its JIT caches (JAX, XLA, tf.function) then serve
-        # every later input of the group, instead of each worker compiling every shape again
+        # every later input of the group, instead of each worker compiling every shape again.
+        # A task of several members that dies is isolated member by member (each of those is
+        # confirmed): a confirmation of the whole would only repeat the death.
         return Task(RUN_MEMBERS, args=(specs, values, options), timeout=min(self.max_task_timeout, limit),
-                    affinity=_affinity(group))
+                    affinity=_affinity(group), confirm=None if len(specs) == 1 else False)
 
     def member_timeout(self, member: Any) -> float:
         """Wall-clock allowance of one call of ``member`` (times the repeat count)."""
@@ -304,7 +306,10 @@ class GroupExecutor:
                 specs = [list(self.spec(item.group.members[members[k]])) for k in run_idx]
                 options = {"repeat": item.repeat, "normalise": norm}
                 limits = [self.member_timeout(item.group.members[members[k]]) * max(1, item.repeat) for k in run_idx]
-                tasks.append(self._task(specs, values, options, sum(limits), item.group))
+                # the slowest member's allowance and a second for each other: members take
+                # milliseconds, and a task that runs out is re-run member by member, each with
+                # its full allowance (a hang then costs one allowance, not the sum of all)
+                tasks.append(self._task(specs, values, options, max(limits) + len(limits) - 1.0, item.group))
                 owners.append((len(prepared) - 1, run_idx, specs, options, keys, limits))
         outcomes = (yield tasks) if tasks else []
         self.stats["group_tasks"] += len(tasks)

@@ -12,6 +12,11 @@ campaign's time with that ranking under three rules, all the same for every grou
   most ``slow_lanes`` of them are in flight, so the other workers keep serving cheap groups.
 - **A floor.** Every cross-library group gets ``floor`` iterations, drawn round-robin beside the
   guided draws at a rate that reaches the floor before ``floor_by`` of the budget has passed.
+- **A cap per group.** A group that has taken more than ``group_cap_factor`` times the average
+  group's time (and at least ``group_cap_s``) waits until the others catch up: one that hangs
+  or crashes on every input costs seconds per iteration, and must not eat the budget of
+  thousands of cheap ones (nor the floor's). Calls in the slow lane are not charged to it: a
+  compilation is paid once and its group should then be fuzzed.
 
 Most iterations keep the parent's shapes, dtypes and arguments and draw new values
 (:func:`xamt.inputs.mutate.revalue`), walking a cycle of value regimes (ordinary, boundary,
@@ -23,6 +28,7 @@ its first visit: the registry build timed every member.
 from __future__ import annotations
 
 import collections
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Hashable, Mapping, Sequence
@@ -54,6 +60,8 @@ class ScheduleSettings:
     window_per_worker: int = 32
     slow_lanes: int = 1
     checkpoint_seconds: float = 2.0
+    group_cap_s: float = 5.0
+    group_cap_factor: float = 20.0
 
 
 def load_settings(path: str | Path | None = None) -> ScheduleSettings:
@@ -86,9 +94,10 @@ def load_settings(path: str | Path | None = None) -> ScheduleSettings:
     for name in ("structural", "structural_compiled", "compiled_share", "floor_by"):
         if not 0.0 <= getattr(s, name) <= 1.0:
             raise DataFileError(f"{where} [schedule]: {name} must be within [0, 1]")
-    if s.window_per_worker < 1 or s.slow_lanes < 1 or s.floor < 0 or s.checkpoint_seconds <= 0:
+    if (s.window_per_worker < 1 or s.slow_lanes < 1 or s.floor < 0 or s.checkpoint_seconds <= 0
+            or s.group_cap_s <= 0 or s.group_cap_factor <= 0):
         raise DataFileError(f"{where} [schedule]: window_per_worker and slow_lanes must be at least 1, "
-                            f"floor non-negative, checkpoint_seconds positive")
+                            f"floor non-negative, checkpoint_seconds and the group cap positive")
     return s
 
 
@@ -158,6 +167,12 @@ class Schedule:
         self._floor_set = set(self._floor)
         self.floor_deficit = sum(max(0, settings.floor - search.groups[k].iterations) for k in self._floor)
         self._rate = 0.0  # completed iterations per second, smoothed (paces the floor)
+        #: worker-seconds per group outside the slow lane, and the groups over their cap
+        self.charged: collections.Counter = collections.Counter()
+        self.capped: set[Hashable] = set()
+        self._open_keys: dict[str, list[Hashable]] | None = None
+        self._next_release = 0.0
+        self._n_groups = max(1, len(groups))
 
     # -- proposing ---------------------------------------------------------------------------
     def propose(self, n: int, elapsed: float) -> list[Proposal]:
@@ -171,7 +186,7 @@ class Schedule:
             if prop is None and self._floor and self.rng.random() < p_floor:
                 prop = self._floor_proposal()
             if prop is None:
-                prop = self._guided_proposal(self.keys[_EAGER]) if self.keys[_EAGER] else None
+                prop = self._guided_proposal(self._open(_EAGER))
             if prop is None and self.keys[_COMPILED] and self.slow_inflight < self.settings.slow_lanes:
                 prop = self._compiled_proposal()  # nothing eager left: compiled groups take the time
             if prop is None:
@@ -203,16 +218,30 @@ class Schedule:
             if st.retired or st.iterations + self.inflight[key] >= floor:
                 continue  # done (or in flight up to the floor): leaves the round
             self._floor.append(key)
+            if key in self.capped:
+                continue  # over its cap: its turn comes again when the others caught up
             return self._derive(key, allow_slow=False)
         return None
 
     def _guided_proposal(self, keys: Sequence[Hashable]) -> Proposal | None:
+        if not keys:
+            return None
         for key in self.search.pick(keys, 1):
             return self._derive(key, allow_slow=False)
         return None
 
+    def _open(self, cls: str) -> list[Hashable]:
+        """The groups of ``cls`` not over their cap (cached until the capped set changes)."""
+        if self._open_keys is None:
+            self._open_keys = {c: [k for k in ks if k not in self.capped] for c, ks in self.keys.items()}
+        return self._open_keys[cls]
+
+    def _cap(self) -> float:
+        total = sum(self.charged.values())
+        return max(self.settings.group_cap_s, self.settings.group_cap_factor * total / self._n_groups)
+
     def _compiled_proposal(self) -> Proposal | None:
-        keys = self.keys[_COMPILED]
+        keys = self._open(_COMPILED)
         slow_ok = self.slow_inflight < self.settings.slow_lanes
         if not slow_ok:
             keys = [k for k in keys if self.warm[k]]  # only what runs without compiling
@@ -268,6 +297,19 @@ class Schedule:
         self.spent[cls] += max(0.0, seconds)
         if prop.lane == SLOW:
             self.slow_inflight -= 1
+        else:
+            self.charged[prop.key] += max(0.0, seconds)
+            if prop.key not in self.capped and self.charged[prop.key] > self._cap():
+                self.capped.add(prop.key)
+                self._open_keys = None
+        if self.capped and time.monotonic() >= self._next_release:
+            # now and then, groups that fell under the (growing) cap again are let back in
+            self._next_release = time.monotonic() + 2.0
+            cap = self._cap()
+            back = {k for k in self.capped if self.charged[k] <= cap}
+            if back:
+                self.capped -= back
+                self._open_keys = None
         if cls == _COMPILED and ran:
             self.warm[prop.key].add(prop.input.compile_signature())
         if prop.key in self._floor_set and self.search.groups[prop.key].iterations < self.settings.floor:
@@ -279,4 +321,4 @@ class Schedule:
         """Figures for the progress line and the campaign's settings."""
         return {"compiled_s": round(self.spent[_COMPILED], 3), "eager_s": round(self.spent[_EAGER], 3),
                 "slow_in_flight": self.slow_inflight, "floor_deficit": self.floor_deficit,
-                "floor_left": len(self._floor)}
+                "floor_left": len(self._floor), "capped": len(self.capped)}
