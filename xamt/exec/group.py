@@ -144,8 +144,9 @@ def pool_settings(libraries: Iterable[Any], out_dir: str | None = None) -> dict[
     these adapters.
 
     With ``out_dir`` the worker environment of ``validation.toml`` (``[environment]``: on-disk
-    caches of compiled programs, JAX's and TorchInductor's, under ``<out_dir>/cache``) is added;
-    ``file_size_limit`` leaves room for TorchInductor's precompiled header (~150 MB).
+    caches of compiled programs, JAX's and TorchInductor's) is added, ``{cache}`` standing for
+    :func:`compile_cache_dir` and ``{out}`` for the output folder; ``file_size_limit`` leaves
+    room for TorchInductor's precompiled header (~150 MB).
     """
     import os
 
@@ -161,15 +162,39 @@ def pool_settings(libraries: Iterable[Any], out_dir: str | None = None) -> dict[
             preload.append(module)
     preload += ["xamt.exec.member", "xamt.exec.probe", "xamt.libraries.invoke"]
     if out_dir is not None:
+        libraries = list(libraries)
         base = os.path.abspath(out_dir)
+        cache = compile_cache_dir(base, libraries)
         for key, value in _worker_environment().items():
-            env.setdefault(key, os.environ.get(key, value.replace("{out}", base)))
+            env.setdefault(key, os.environ.get(key, value.replace("{cache}", cache).replace("{out}", base)))
     return {"preload": tuple(preload), "env": env, "file_size_limit": 1 << 30}
 
 
+def compile_cache_dir(out_dir: str, libraries: Iterable[Any]) -> str:
+    """``<out_dir>/cache/<key>``: where the workers keep compiled programs. The key names the
+    CPU and the libraries' versions (a program compiled for another CPU or by another version
+    must never be loaded), so an upgrade or a copied output folder starts a cache of its own."""
+    import hashlib
+    import os
+    import platform
+
+    cpu = platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith(("model name", "flags", "Features")):
+                    cpu += "|" + line.split(":", 1)[1].strip()
+    except OSError:
+        cpu += "|" + platform.processor()
+    versions = ",".join(sorted(f"{a.name}={a.version()}" for a in libraries if a.is_installed()))
+    digest = hashlib.blake2b(f"{cpu}\n{versions}\n{platform.python_version()}".encode(), digest_size=6)
+    return os.path.join(out_dir, "cache", digest.hexdigest())
+
+
 def _worker_environment() -> dict[str, str]:
-    """``validation.toml``'s ``[environment]``: the workers' environment, ``{out}`` standing for
-    the output folder (read here, below the groups package that reads the rest of the file)."""
+    """``validation.toml``'s ``[environment]``: the workers' environment, ``{cache}`` standing for
+    the compile cache folder and ``{out}`` for the output folder (read here, below the groups
+    package that reads the rest of the file)."""
     from xamt.datafiles import read_toml
     from xamt.errors import DataFileError
 

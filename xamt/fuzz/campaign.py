@@ -99,7 +99,7 @@ class FuzzConfig:
     guided: bool = True
     #: group-iterations in flight (None: ``window_per_worker`` of ``fuzzing.toml`` per worker)
     window: int | None = None
-    timeout: float = 10.0
+    timeout: float = 5.0
     memory_limit: int | None = 4 << 30
     relations: Sequence[str] | None = None
     triage: bool = True

@@ -7,9 +7,11 @@ campaign's time with that ranking under three rules, all the same for every grou
   ``torch.compile``) pay seconds for each shape they meet first and microseconds after. They may
   take ``compiled_share`` of the workers' time (measured, and in flight estimated), not a share
   of the draws; eager groups take the rest.
-- **Lanes.** An iteration expected to compile (a compiled member at a compile signature its
-  group has not run yet, :meth:`~xamt.inputs.model.GroupInput.compile_signature`) is *slow*; at
-  most ``slow_lanes`` of them are in flight, so the other workers keep serving cheap groups.
+- **Lanes.** An iteration expected to compile is *slow*: a group with a compiled member, or one
+  whose first call the registry build timed above ``slow_first_call_s`` (JAX compiles every
+  operation for each new shape and dtype, eager or not), at a compile signature it has not run
+  yet (:meth:`~xamt.inputs.model.GroupInput.compile_signature`). At most ``slow_lanes`` of them
+  are in flight, so the other workers keep serving cheap groups.
 - **A floor.** Every cross-library group gets ``floor`` iterations, drawn round-robin beside the
   guided draws at a rate that reaches the floor before ``floor_by`` of the budget has passed.
 - **A cap per group.** A group that has taken more than ``group_cap_factor`` times the average
@@ -43,6 +45,8 @@ __all__ = ["ScheduleSettings", "Proposal", "Schedule", "load_settings", "SLOW", 
 SLOW, FAST = "slow", "fast"
 _COMPILED, _EAGER = "compiled", "eager"
 _REGIME_KEYS = {"rescale", "edges", "boundary_rate", "nonfinite_rate"}
+#: groups a proposal looks at before it gives up for this turn
+_TRIES = 16
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,7 @@ class ScheduleSettings:
     checkpoint_seconds: float = 2.0
     group_cap_s: float = 5.0
     group_cap_factor: float = 20.0
+    slow_first_call_s: float = 0.05
 
 
 def load_settings(path: str | Path | None = None) -> ScheduleSettings:
@@ -154,7 +159,8 @@ class Schedule:
         self.inflight: collections.Counter = collections.Counter()
         self.slow_inflight = 0
         #: compile signatures each compiled group has run (its calls there are cheap now)
-        self.warm: dict[Hashable, set[str]] = {k: set() for k in self.keys[_COMPILED]}
+        self.warm: dict[Hashable, set[str]] = {k: set() for k in groups}
+        self._first_cost = {k: expected_cost(g) for k, g in groups.items()}
         # every group walks the value cycle from an offset of its own
         self._phase = {k: int(self.rng.integers(len(settings.cycle))) for k in groups}
         for k, g in groups.items():
@@ -187,8 +193,8 @@ class Schedule:
                 prop = self._floor_proposal()
             if prop is None:
                 prop = self._guided_proposal(self._open(_EAGER))
-            if prop is None and self.keys[_COMPILED] and self.slow_inflight < self.settings.slow_lanes:
-                prop = self._compiled_proposal()  # nothing eager left: compiled groups take the time
+            if prop is None and self.keys[_COMPILED]:
+                prop = self._compiled_proposal()  # nothing eager to run: compiled groups take the time
             if prop is None:
                 break
             self._start(prop)
@@ -212,7 +218,7 @@ class Schedule:
 
     def _floor_proposal(self) -> Proposal | None:
         floor = self.settings.floor
-        for _ in range(len(self._floor)):
+        for _ in range(min(len(self._floor), _TRIES)):
             key = self._floor.popleft()
             st = self.search.groups[key]
             if st.retired or st.iterations + self.inflight[key] >= floor:
@@ -220,14 +226,16 @@ class Schedule:
             self._floor.append(key)
             if key in self.capped:
                 continue  # over its cap: its turn comes again when the others caught up
-            return self._derive(key, allow_slow=False)
+            prop = self._derive(key)
+            if prop is not None:
+                return prop  # else its first call must wait for the slow lane: the next one
         return None
 
     def _guided_proposal(self, keys: Sequence[Hashable]) -> Proposal | None:
-        if not keys:
-            return None
-        for key in self.search.pick(keys, 1):
-            return self._derive(key, allow_slow=False)
+        for key in self.search.pick(keys, _TRIES) if keys else ():
+            prop = self._derive(key)
+            if prop is not None:
+                return prop
         return None
 
     def _open(self, cls: str) -> list[Hashable]:
@@ -242,40 +250,44 @@ class Schedule:
 
     def _compiled_proposal(self) -> Proposal | None:
         keys = self._open(_COMPILED)
-        slow_ok = self.slow_inflight < self.settings.slow_lanes
-        if not slow_ok:
+        if self.slow_inflight >= self.settings.slow_lanes:
             keys = [k for k in keys if self.warm[k]]  # only what runs without compiling
-            if not keys:
-                return None
-        for key in self.search.pick(keys, 1):
-            return self._derive(key, allow_slow=slow_ok)
-        return None
+        return self._guided_proposal(keys)
 
-    def _derive(self, key: Hashable, *, allow_slow: bool) -> Proposal | None:
+    def _needs_warmth(self, key: Hashable) -> bool:
+        """Whether ``key``'s calls at a signature it has not run are slow: a compiled member, or
+        a first call the registry build timed above ``slow_first_call_s`` (JAX compiles each
+        operation for each new shape and dtype, eager or not)."""
+        return self.classes[key] == _COMPILED or self._first_cost[key] > self.settings.slow_first_call_s
+
+    def _derive(self, key: Hashable) -> Proposal | None:
         """The next input of ``key``: mostly new values at its parent's signature, sometimes a
-        structural change; for a compiled group without a free slow lane, only values at a
-        signature it has compiled."""
-        compiled = self.classes[key] == _COMPILED
-        warm = self.warm.get(key)
+        structural change. A call expected to be slow (:meth:`_needs_warmth`, at a signature
+        the group has not run) goes to the slow lane; when that is full, only signatures the
+        group has run are drawn (None when it has none)."""
+        slow_free = self.slow_inflight < self.settings.slow_lanes
+        careful = self._needs_warmth(key)
+        warm = self.warm[key]
         accept = None
-        if compiled and not allow_slow:
+        if careful and not slow_free:
             accept = lambda inp: inp.compile_signature() in warm  # noqa: E731
         parent = self.search.parent(key, accept)
         if parent is None:
             return None
+        compiled = self.classes[key] == _COMPILED
         share = self.settings.structural_compiled if compiled else self.settings.structural
         st = self.search.groups[key]
-        if self.rng.random() < share and (allow_slow or not compiled):
+        if self.rng.random() < share and (slow_free or not careful):
             child, op = self._mutate(key, parent, self.rng), "structural"
         else:
             cycle = self.settings.cycle
             regime = cycle[(self._phase[key] + st.iterations + self.inflight[key]) % len(cycle)]
             child, op = self._revalue(key, parent, self.rng, regime), f"values:{regime}"
         lane = FAST
-        if compiled and child.compile_signature() not in warm:
-            lane = SLOW
-            if not allow_slow:
+        if careful and child.compile_signature() not in warm:
+            if not slow_free:
                 return None
+            lane = SLOW
         return Proposal(key, child, lane, op, st.cost)
 
     def _start(self, prop: Proposal) -> None:
@@ -310,7 +322,7 @@ class Schedule:
             if back:
                 self.capped -= back
                 self._open_keys = None
-        if cls == _COMPILED and ran:
+        if ran:
             self.warm[prop.key].add(prop.input.compile_signature())
         if prop.key in self._floor_set and self.search.groups[prop.key].iterations < self.settings.floor:
             self.floor_deficit = max(0, self.floor_deficit - 1)

@@ -1,0 +1,181 @@
+"""Campaign figures from real ``xamt fuzz`` runs (what users run, not a loop written for this).
+
+Each run copies a built store (``--store``, a folder holding ``xamt.db`` from ``xamt groups
+build``) into a fresh output folder and runs ``python -m xamt.cli fuzz`` on it as a subprocess,
+sampling the machine's CPU use from ``/proc/stat`` every second. ``--runs cold,warm`` runs the
+same campaign twice: first with empty compile caches, then with the caches the first run left
+(its ``cache/`` folder copied in). Printed as a table and written as JSON
+(``bench/results/campaign.json`` by default):
+
+- group-iterations, executions, iterations/s; the CPU busy share (median of the samples, and
+  overall); groups visited; per cross-library group the iterations (min, median, how many
+  reached 100);
+- seconds spent in first (compiling) calls, as the campaign counted them, and for the warm run
+  the seconds of the first calls it shared with the cold run (same group and compile signature)
+  against the cold run's seconds for those;
+- triage seconds, findings by class, time to the first and the tenth finding.
+
+Example: ``python bench/campaign_bench.py --store xamt-out --budget 20m --runs cold,warm``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _cpu_times() -> tuple[int, int]:
+    with open("/proc/stat") as fh:
+        fields = [int(x) for x in fh.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields), idle
+
+
+class _CpuSampler(threading.Thread):
+    """Busy share of all CPUs, one sample a second."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.samples: list[float] = []
+        self.stop = threading.Event()
+        self.first = _cpu_times()
+
+    def run(self) -> None:
+        prev = self.first
+        while not self.stop.wait(1.0):
+            now = _cpu_times()
+            total, idle = now[0] - prev[0], now[1] - prev[1]
+            if total > 0:
+                self.samples.append(1.0 - idle / total)
+            prev = now
+
+    def overall(self) -> float:
+        now = _cpu_times()
+        total, idle = now[0] - self.first[0], now[1] - self.first[1]
+        return 1.0 - idle / total if total else 0.0
+
+
+def _figures(out: Path) -> dict:
+    con = sqlite3.connect(out / "xamt.db")
+    con.row_factory = sqlite3.Row
+    c = con.execute("SELECT * FROM campaigns ORDER BY id DESC LIMIT 1").fetchone()
+    settings = json.loads(c["settings"])
+    by_class = {r["finding_class"]: r["n"] for r in con.execute(
+        "SELECT finding_class, COUNT(*) AS n FROM findings WHERE campaign_id=? GROUP BY finding_class", (c["id"],))}
+    its = {r["group_key"]: r["iterations"] for r in con.execute(
+        "SELECT group_key, iterations FROM group_stats WHERE campaign_id=?", (c["id"],))}
+    cross = [r["key"] for r in con.execute(
+        "SELECT key FROM registry WHERE state='validated' AND relation='cross_library'")]
+    cross_its = sorted(its.get(k, 0) for k in cross)
+    times = settings.get("finding_times_s", [])
+    return {
+        "campaign": c["id"], "iterations": c["iterations"], "executions": c["executions"],
+        "elapsed_s": round(settings.get("elapsed_s", 0.0), 1),
+        "groups": c["groups"], "groups_visited": len([k for k, n in its.items() if n]),
+        "cross_groups": len(cross),
+        "cross_iterations_min": cross_its[0] if cross_its else 0,
+        "cross_iterations_median": statistics.median(cross_its) if cross_its else 0,
+        "cross_groups_at_100": sum(1 for n in cross_its if n >= 100),
+        "compile_s": settings.get("compile_s", 0.0), "triage_s": settings.get("triage_s", 0.0),
+        "compiles": settings.get("compiles", []),
+        "findings": sum(by_class.values()), "findings_by_class": by_class,
+        "first_finding_s": times[0] if times else None,
+        "tenth_finding_s": times[9] if len(times) >= 10 else None,
+        "schedule": settings.get("schedule", {}),
+    }
+
+
+def run_one(store: Path, out: Path, budget: str, libs: str | None, workers: int, seed: int,
+            cache_from: Path | None, extra: list[str]) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(store / "xamt.db", out / "xamt.db")
+    if cache_from is not None and (cache_from / "cache").exists():
+        shutil.copytree(cache_from / "cache", out / "cache", dirs_exist_ok=True)
+    cmd = [sys.executable, "-m", "xamt.cli", "fuzz", "--out", str(out), "--budget", budget,
+           "--workers", str(workers), "--seed", str(seed), "--no-progress", *extra]
+    if libs:
+        cmd += ["--libs", libs]
+    sampler = _CpuSampler()
+    sampler.start()
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    wall = time.monotonic() - start
+    sampler.stop.set()
+    sampler.join()
+    if proc.returncode != 0:
+        raise SystemExit(f"xamt fuzz failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    fig = _figures(out)
+    fig.update(wall_s=round(wall, 1), iterations_per_s=round(fig["iterations"] / max(fig["elapsed_s"], 1e-9), 1),
+               cpu_busy_median=round(statistics.median(sampler.samples), 3) if sampler.samples else None,
+               cpu_busy_overall=round(sampler.overall(), 3), command=" ".join(cmd[1:]),
+               stdout_tail=proc.stdout[-1500:])
+    return fig
+
+
+def _shared_compiles(cold: dict, warm: dict) -> dict:
+    first = {(k, sig): t for k, sig, t in cold["compiles"]}
+    shared = [(first[(k, sig)], t) for k, sig, t in warm["compiles"] if (k, sig) in first]
+    cold_s = sum(a for a, _ in shared)
+    warm_s = sum(b for _, b in shared)
+    return {"shared_first_calls": len(shared), "cold_s": round(cold_s, 2), "warm_s": round(warm_s, 2),
+            "warm_over_cold": round(warm_s / cold_s, 3) if cold_s else None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--store", required=True, type=Path, help="folder with a built xamt.db")
+    ap.add_argument("--budget", default="20m")
+    ap.add_argument("--libs", default=None)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--runs", default="cold,warm", help="cold, or cold,warm")
+    ap.add_argument("--work", type=Path, default=None, help="where the runs' output folders go (default: a temp folder)")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "campaign.json")
+    ap.add_argument("extra", nargs="*", help="more `xamt fuzz` options, after --")
+    args = ap.parse_args(argv)
+    work = args.work or Path(tempfile.mkdtemp(prefix="xamt-campaign-bench-"))
+    runs = [r.strip() for r in args.runs.split(",") if r.strip()]
+    results: dict = {"budget": args.budget, "libs": args.libs, "workers": args.workers, "seed": args.seed,
+                     "cpus": os.cpu_count(), "runs": {}}
+    prev = None
+    for name in runs:
+        if name not in ("cold", "warm"):
+            raise SystemExit(f"unknown run {name!r}: expected cold or warm")
+        print(f"running {name} campaign ({args.budget}) in {work / name} ...", flush=True)
+        fig = run_one(args.store, work / name, args.budget, args.libs, args.workers, args.seed,
+                      prev if name == "warm" else None, args.extra)
+        results["runs"][name] = fig
+        prev = work / name
+    if "cold" in results["runs"] and "warm" in results["runs"]:
+        results["warm_vs_cold_compiles"] = _shared_compiles(results["runs"]["cold"], results["runs"]["warm"])
+    rows = ["iterations", "iterations_per_s", "executions", "cpu_busy_median", "cpu_busy_overall",
+            "groups_visited", "cross_iterations_min", "cross_iterations_median", "cross_groups_at_100",
+            "compile_s", "triage_s", "findings", "first_finding_s", "tenth_finding_s"]
+    print(f"{'figure':28}" + "".join(f"{n:>14}" for n in results["runs"]))
+    for row in rows:
+        print(f"{row:28}" + "".join(f"{str(r.get(row)):>14}" for r in results["runs"].values()))
+    for name, r in results["runs"].items():
+        print(f"{name}: findings by class {r['findings_by_class']}")
+    if "warm_vs_cold_compiles" in results:
+        print("first calls shared by both runs:", results["warm_vs_cold_compiles"])
+    for r in results["runs"].values():
+        r["compiles"] = len(r["compiles"])  # the list itself stays in the runs' stores
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
