@@ -179,3 +179,26 @@ def test_report_and_exports_of_a_real_campaign(campaign):
                            "--format", "issue", "--out", str(out)],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 0 and findings[0].outlier_api in proc.stdout, proc.stderr
+
+
+def test_checkpoints_come_at_least_every_window_of_iterations(tmp_path, monkeypatch):
+    """A campaign killed outright loses at most one window: the search state is committed after
+    every window of completed iterations (or sooner, by the clock)."""
+    import xamt.fuzz.campaign as campaign_mod
+
+    out = tmp_path / "cadence"
+    make_store(out)
+    committed = []
+    real = campaign_mod._Fuzzer.checkpoint
+
+    def spy(self, touched, elapsed):
+        committed.append(self.campaign.iterations)
+        return real(self, touched, elapsed)
+
+    monkeypatch.setattr(campaign_mod._Fuzzer, "checkpoint", spy)
+    res = run_campaign(FuzzConfig(out=out, libraries=["numpy"], budget_s=6, workers=2, window=8,
+                                  timeout=5, progress=False, triage=False))
+    assert res.iterations > 100
+    gaps = [b - a for a, b in zip([0] + committed, committed)]
+    assert max(gaps) <= 8, gaps
+    assert committed[-1] == res.iterations

@@ -101,3 +101,46 @@ def test_a_float_in_a_shape_slot_mutates_as_a_scalar():
         out, op = mutate(g, inp, rng, p_invalid=0.0)
         assert isinstance(out[0].value, float), (op, out[0].value)
         assert isinstance(out[1].value, list)
+
+
+def test_revalue_keeps_the_compile_signature_and_sets_the_regime():
+    from xamt.fuzz.schedule import load_settings
+    from xamt.inputs.mutate import revalue
+
+    regimes = load_settings().regimes
+    g = _binary_axis_group()
+    inp = seed_inputs(g)[0]
+    rng = np.random.default_rng(3)
+    for regime in regimes:
+        child, op = revalue(g, inp, rng, regime, regimes)
+        assert op == f"values:{regime}" and child.compile_signature() == inp.compile_signature()
+        before, after = materialise(inp), materialise(child)
+        for slot in (0, 1):
+            assert after[slot].shape == before[slot].shape and after[slot].dtype == before[slot].dtype
+        assert after[2] == before[2] and after[3] == before[3]  # literals as they were
+        data = np.concatenate([after[0].ravel(), after[1].ravel()]).astype(np.float64)
+        if regime == "nonfinite" and data.size >= 8:
+            pass  # a rate, not a certainty, on small arrays
+        if regime == "edges" and data.size:
+            from xamt.inputs.arrays import boundary_values
+
+            pool = set(boundary_values(str(after[0].dtype)).astype(np.float64).tolist())
+            assert float(after[0].ravel()[0]) in pool
+    # a structural mutation may change the signature; revalue never does
+    changed = sum(mutate(g, inp, rng, dtypes=("float32", "float64"))[0].compile_signature()
+                  != inp.compile_signature() for _ in range(200))
+    assert changed > 20
+
+
+def test_edge_recipes_cover_every_boundary_value_as_the_seed_moves_the_offset():
+    import dataclasses
+
+    from xamt.inputs.arrays import ArrayRecipe, boundary_values
+
+    base = ArrayRecipe(seed=0, dtype="float32", shape=(2, 3), edges=True)
+    seen = set()
+    for seed in range(len(boundary_values("float32"))):
+        seen |= set(dataclasses.replace(base, seed=seed).build().ravel().view(np.uint32).tolist())
+    assert set(boundary_values("float32").view(np.uint32).tolist()) <= seen
+    # the field is left out of the JSON when off: recipes stored before it keep their form
+    assert "edges" not in ArrayRecipe(seed=1).to_json() and ArrayRecipe.from_json(base.to_json()) == base

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import collections
+import time
 
 import pytest
 
@@ -77,3 +78,29 @@ def test_keys_have_no_more_homes_than_slots():
             outs = pool.run([Task(BAD + "sleep_then", (0.001, i), affinity=k) for i, k in enumerate(keys)])
             homes = {p for by in _pids_by_key(outs, keys).values() for p in by}
             assert len(homes) == 1, homes
+
+
+def test_an_idle_worker_helps_out_while_the_owner_of_every_queued_key_is_busy():
+    """One worker busy with a slow task must not hold the whole queue when every queued task
+    carries its key: the idle worker takes a share (a campaign stalled like this after a worker
+    death gave the replacement all the orphaned keys)."""
+    with SandboxPool(preload=(), workers=2, timeout=30) as pool:
+        pool.run([Task(BAD + "sleep_then", (0, 0), affinity="k")])  # "k" has a home now
+        slow = pool.submit(Task(BAD + "sleep", (4.0,), affinity="k"))
+        time.sleep(0.3)  # the slow one runs
+        quick = [pool.submit(Task(BAD + "sleep_then", (0.001, i), affinity="k")) for i in range(40)]
+        start = time.monotonic()
+        outs = [f.result(timeout=30) for f in quick]
+        assert all(o.status == "ok" for o in outs)
+        assert time.monotonic() - start < 3.0, "the queued tasks waited for the slow one"
+        assert slow.result(timeout=30).status == "ok"
+
+
+def test_a_task_may_turn_the_pools_confirmation_off():
+    with SandboxPool(preload=(), workers=1, timeout=20, confirm=True) as pool:
+        plain, own = pool.run([Task(BAD + "segfault"), Task(BAD + "segfault", confirm=False)])
+        assert plain.status == own.status == "crashed"
+        assert plain.confirmed is True and own.confirmed is None
+        assert pool.stats["confirm_runs"] == 1
+    with pytest.raises(TaskError, match="confirm"):
+        Task("os:getpid", confirm="yes")

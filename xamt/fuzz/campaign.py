@@ -491,6 +491,8 @@ class _Fuzzer:
         self.campaign.iterations += 1
         self._dirty.add(key)
         self._since_checkpoint += 1
+        if self._since_checkpoint >= self.window:  # a kill loses at most one window of results
+            self.checkpoint(list(self._dirty), self.start_elapsed + self.elapsed())
 
     def _rate_now(self) -> float:
         if len(self._rates) < 2:
@@ -500,8 +502,7 @@ class _Fuzzer:
 
     def on_tick(self, now: float) -> None:
         self.file_results()
-        if self._since_checkpoint and (self._since_checkpoint >= self.window
-                                       or now - self._last_checkpoint >= self.settings.checkpoint_seconds):
+        if self._since_checkpoint and now - self._last_checkpoint >= self.settings.checkpoint_seconds:
             self.checkpoint(list(self._dirty), self.start_elapsed + self.elapsed())
         if now - self._last_progress >= 0.5:
             self._last_progress = now

@@ -47,6 +47,8 @@ _COMPILED, _EAGER = "compiled", "eager"
 _REGIME_KEYS = {"rescale", "edges", "boundary_rate", "nonfinite_rate"}
 #: groups a proposal looks at before it gives up for this turn
 _TRIES = 16
+#: while floor groups wait for their first (slow) call, the share of slow-lane turns others get
+_SLOW_OTHERS = 0.25
 
 
 @dataclass(frozen=True)
@@ -171,6 +173,8 @@ class Schedule:
         self.rng.shuffle(cross)
         self._floor = collections.deque(k for k in cross if search.groups[k].iterations < settings.floor)
         self._floor_set = set(self._floor)
+        #: floor groups whose first call is slow and has not run: they come first in the slow lane
+        self._cold_floor = {k for k in self._floor_set if self._needs_warmth(k) and not search.groups[k].iterations}
         self.floor_deficit = sum(max(0, settings.floor - search.groups[k].iterations) for k in self._floor)
         self._rate = 0.0  # completed iterations per second, smoothed (paces the floor)
         #: worker-seconds per group outside the slow lane, and the groups over their cap
@@ -222,9 +226,11 @@ class Schedule:
             key = self._floor.popleft()
             st = self.search.groups[key]
             if st.retired or st.iterations + self.inflight[key] >= floor:
+                self._cold_floor.discard(key)
                 continue  # done (or in flight up to the floor): leaves the round
             self._floor.append(key)
             if key in self.capped:
+                self._cold_floor.discard(key)
                 continue  # over its cap: its turn comes again when the others caught up
             prop = self._derive(key)
             if prop is not None:
@@ -287,6 +293,8 @@ class Schedule:
         if careful and child.compile_signature() not in warm:
             if not slow_free:
                 return None
+            if self._cold_floor and key not in self._cold_floor and self.rng.random() >= _SLOW_OTHERS:
+                return None  # the slow lane goes to the floor's groups first, mostly
             lane = SLOW
         return Proposal(key, child, lane, op, st.cost)
 
@@ -324,6 +332,7 @@ class Schedule:
                 self._open_keys = None
         if ran:
             self.warm[prop.key].add(prop.input.compile_signature())
+            self._cold_floor.discard(prop.key)
         if prop.key in self._floor_set and self.search.groups[prop.key].iterations < self.settings.floor:
             self.floor_deficit = max(0, self.floor_deficit - 1)
         if rate is not None:

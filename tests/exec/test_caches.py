@@ -1,0 +1,28 @@
+"""Compile caches keyed by CPU and library versions (xamt.exec.group.compile_cache_dir)."""
+from pathlib import Path
+from types import SimpleNamespace
+
+from xamt.exec.group import compile_cache_dir, pool_settings
+
+
+def lib(name, version):
+    return SimpleNamespace(name=name, version=lambda: version, is_installed=lambda: True)
+
+
+def test_the_key_follows_the_versions_and_stays_put_otherwise(tmp_path):
+    a = compile_cache_dir(str(tmp_path), [lib("jax", "0.10.2"), lib("torch", "2.13.0")])
+    b = compile_cache_dir(str(tmp_path), [lib("torch", "2.13.0"), lib("jax", "0.10.2")])
+    c = compile_cache_dir(str(tmp_path), [lib("jax", "0.10.3"), lib("torch", "2.13.0")])
+    assert a == b != c
+    assert Path(a).parent == tmp_path / "cache"
+
+
+def test_workers_are_pointed_at_the_keyed_cache(tmp_path):
+    from xamt.libraries.registry import Registry
+
+    adapters = [a for a in Registry() if a.name in ("numpy", "jax") and a.is_installed()]
+    env = pool_settings(adapters, out_dir=str(tmp_path))["env"]
+    key = compile_cache_dir(str(tmp_path.resolve()), adapters)
+    assert env["JAX_COMPILATION_CACHE_DIR"] == str(Path(key) / "jax")
+    assert env["TORCHINDUCTOR_CACHE_DIR"] == str(Path(key) / "torchinductor")
+    assert all("{" not in v for v in env.values())

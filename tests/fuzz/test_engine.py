@@ -1,0 +1,83 @@
+"""The streaming loop (xamt/fuzz/engine.py): a window in flight, results as they complete."""
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from types import SimpleNamespace
+
+from xamt.fuzz.engine import Engine
+from xamt.fuzz.schedule import FAST, SLOW, Proposal
+
+
+class FakeExecutor:
+    """Runs each item on a timer: ``slow`` keys take ``slow_s``, the others ``fast_s``."""
+
+    def __init__(self, slow_s=1.0, fast_s=0.002):
+        self.slow_s, self.fast_s = slow_s, fast_s
+        self.done: queue.Queue = queue.Queue()
+        self.inflight = 0
+        self.peak = 0
+
+    def submit(self, token, item):
+        self.inflight += 1
+        self.peak = max(self.peak, self.inflight)
+        delay = self.slow_s if item.key == "slow" else self.fast_s
+        threading.Timer(delay, lambda: self.done.put((token, SimpleNamespace(key=item.key)))).start()
+
+    def wait(self, timeout):
+        out = []
+        try:
+            out.append(self.done.get(timeout=timeout))
+            while True:
+                out.append(self.done.get_nowait())
+        except queue.Empty:
+            pass
+        self.inflight -= len(out)
+        return out
+
+
+class FakeSchedule:
+    """One slow proposal first, then fast ones; stops after ``total``."""
+
+    def __init__(self, total):
+        self.left = total
+        self.first = True
+
+    def propose(self, n, elapsed):
+        out = []
+        for _ in range(min(n, self.left)):
+            key = "slow" if self.first else "fast"
+            self.first = False
+            self.left -= 1
+            out.append(Proposal(key, None, SLOW if key == "slow" else FAST, "values:ordinary", 0.0))
+        return out
+
+
+def test_results_stream_while_a_slow_call_is_in_flight_and_the_window_holds():
+    ex = FakeExecutor(slow_s=1.5)
+    finished = []
+    engine = Engine({"slow": "S", "fast": "F"}, FakeSchedule(600), ex, window=16,
+                    make_item=lambda g, p: SimpleNamespace(key=p.key),
+                    on_result=lambda p, run: finished.append((time.monotonic(), p.key)),
+                    on_tick=lambda now: None)
+    start = time.monotonic()
+    exhausted = engine.run(start + 20, lambda: time.monotonic() - start, lambda: False)
+    assert exhausted and len(finished) == 600 and ex.peak <= 16
+    slow_at = next(t for t, k in finished if k == "slow")
+    # the fast ones did not wait for the slow one: most finished before it
+    assert sum(1 for t, k in finished if k == "fast" and t < slow_at) > 300
+    assert engine.stats.started == engine.stats.finished == 600 and engine.stats.slow_started == 1
+
+
+def test_the_loop_ticks_and_stops_when_asked():
+    ex = FakeExecutor(slow_s=30.0)
+    ticks = []
+    stop = threading.Event()
+    engine = Engine({"slow": "S"}, FakeSchedule(1), ex, window=4,
+                    make_item=lambda g, p: SimpleNamespace(key=p.key),
+                    on_result=lambda p, run: None, on_tick=ticks.append, poll=0.05)
+    threading.Timer(0.5, stop.set).start()
+    start = time.monotonic()
+    assert engine.run(start + 20, lambda: 0.0, stop.is_set) is False
+    assert time.monotonic() - start < 2.0 and len(ticks) >= 5 and len(engine.inflight) == 1

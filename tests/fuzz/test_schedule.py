@@ -1,0 +1,160 @@
+"""The cost-aware budget (xamt/fuzz/schedule.py), driven with stand-in groups and inputs."""
+from __future__ import annotations
+
+import collections
+import dataclasses
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from xamt.errors import DataFileError
+from xamt.fuzz.schedule import FAST, SLOW, Schedule, load_settings
+from xamt.fuzz.search import Search
+
+
+@dataclasses.dataclass(frozen=True)
+class Inp:
+    """An input whose compile signature is its shape; the value changes with every draw."""
+
+    shape: int
+    value: float = 0.0
+
+    def compile_signature(self) -> str:
+        return str(self.shape)
+
+
+def group(key, *, compiled=False, cross=True, first_call=0.001):
+    call = "compiled" if compiled else "function"
+    return SimpleNamespace(key=key, relation="cross_library" if cross else "alias",
+                           members=[SimpleNamespace(call="function"), SimpleNamespace(call=call)],
+                           member_info=[SimpleNamespace(seconds=first_call / 2)] * 2)
+
+
+def make(groups, settings=None, budget_s=100.0, guided=True):
+    settings = settings or load_settings()
+    search = Search({g.key: [Inp(3)] for g in groups}, mutate=lambda k, p, r: p, guided=guided, seed=1)
+    ops = collections.Counter()
+
+    def mutate(key, parent, rng):
+        ops["structural"] += 1
+        return Inp(int(rng.integers(1, 1000)), float(rng.random()))
+
+    def revalue(key, parent, rng, regime):
+        ops[regime] += 1
+        return dataclasses.replace(parent, value=float(rng.random()))
+
+    sched = Schedule({g.key: g for g in groups}, search, mutate=mutate, revalue=revalue,
+                     settings=settings, budget_s=budget_s, seed=2)
+    return sched, search, ops
+
+
+def finish(sched, search, prop, seconds=0.001):
+    sched.done(prop, seconds, ran=True, rate=100.0)
+    search.report(prop.key, prop.input, 0.0, cost=seconds)
+
+
+def test_the_packaged_settings_load_and_bad_ones_are_named(tmp_path):
+    s = load_settings()
+    assert s.cycle and all(r in s.regimes for r in s.cycle) and 0 < s.structural < 0.5
+    bad = tmp_path / "fuzzing.toml"
+    bad.write_text('[values]\ncycle = ["ordinary", "nope"]\n[values.regimes]\nordinary = {}\n')
+    with pytest.raises(DataFileError, match="nope"):
+        load_settings(bad)
+    bad.write_text('[values]\ncycle = ["o"]\n[values.regimes]\no = {}\n[schedule]\nflor = 3\n')
+    with pytest.raises(DataFileError, match="flor"):
+        load_settings(bad)
+    bad.write_text('[values]\ncycle = ["o"]\n[values.regimes]\no = {rate = 1}\n')
+    with pytest.raises(DataFileError, match="rate"):
+        load_settings(bad)
+
+
+def test_most_iterations_are_new_values_and_each_regime_comes_within_one_cycle():
+    sched, search, ops = make([group("a")])
+    cycle = sched.settings.cycle
+    seen = []
+    for _ in range(400):
+        (prop,) = sched.propose(1, 0.0)
+        seen.append(prop.op)
+        finish(sched, search, prop)
+    assert ops["structural"] < 0.25 * 400 and sum(ops[r] for r in set(cycle)) > 0.75 * 400
+    regimes = [op.split(":")[1] for op in seen if op.startswith("values:")]
+    # every regime of the cycle within the group's first len(cycle) + a few value iterations
+    assert set(regimes[: len(cycle) + 4]) == set(cycle)
+
+
+def test_calls_expected_to_compile_take_the_slow_lane_one_at_a_time():
+    groups = [group(f"c{i}", compiled=True, cross=False) for i in range(6)]
+    sched, search, _ = make(groups)
+    props = sched.propose(6, 0.0)
+    assert sum(p.lane == SLOW for p in props) == sched.settings.slow_lanes == 1
+    # once its signature ran, the group's value iterations are fast
+    slow = next(p for p in props if p.lane == SLOW)
+    finish(sched, search, slow, seconds=3.0)
+    again = [p for p in sched.propose(40, 0.0) if p.key == slow.key]
+    assert again and all(p.lane == FAST or p.op == "structural" for p in again)
+
+
+def test_a_first_call_the_build_timed_as_slow_is_a_slow_call_too():
+    sched, search, _ = make([group("jaxish", first_call=1.5), group("cheap")])
+    props = sched.propose(8, 0.0)
+    assert [p.lane for p in props if p.key == "jaxish"].count(SLOW) <= 1
+    assert all(p.lane == FAST for p in props if p.key == "cheap")
+
+
+def test_compiled_relations_take_their_share_of_time_not_of_draws():
+    groups = [group(f"c{i}", compiled=True, cross=False) for i in range(20)]
+    groups += [group(f"e{i}", cross=False) for i in range(20)]
+    sched, search, _ = make(groups)
+    cost = {"compiled": 0.5, "eager": 0.001}
+    for _ in range(3000):
+        for prop in sched.propose(4, 0.0):
+            finish(sched, search, prop, cost[sched.classes[prop.key]])
+    used = sched.spent["compiled"] / (sched.spent["compiled"] + sched.spent["eager"])
+    assert used <= sched.settings.compiled_share + 0.05
+    draws = sum(search.groups[g.key].iterations for g in groups[:20])
+    assert draws < 0.05 * sum(st.iterations for st in search.groups.values())
+
+
+def test_every_cross_library_group_reaches_the_floor():
+    settings = dataclasses.replace(load_settings(), floor=30)
+    groups = [group(f"x{i}") for i in range(40)] + [group(f"i{i}", cross=False) for i in range(40)]
+    sched, search, _ = make(groups, settings)
+    for _ in range(2 * 30 * 80):
+        for prop in sched.propose(1, 10.0):
+            finish(sched, search, prop)
+    assert min(search.groups[f"x{i}"].iterations for i in range(40)) >= 30
+    assert sched.floor_deficit == 0 and sched.summary()["floor_left"] == 0
+
+
+def test_a_group_that_hangs_waits_until_the_others_caught_up():
+    groups = [group("hangs")] + [group(f"g{i}") for i in range(50)]
+    sched, search, _ = make(groups)
+    for _ in range(3000):
+        for prop in sched.propose(1, 0.0):
+            finish(sched, search, prop, 6.0 if prop.key == "hangs" else 0.001)
+    assert "hangs" in sched.capped
+    assert search.groups["hangs"].iterations <= 2
+    assert min(search.groups[f"g{i}"].iterations for i in range(50)) > 10
+
+
+def test_unguided_search_still_runs_the_schedule():
+    sched, search, _ = make([group("a"), group("b")], guided=False)
+    props = [p for _ in range(50) for p in sched.propose(1, 0.0) if not finish(sched, search, p)]
+    assert {p.key for p in props} == {"a", "b"}
+    assert np.mean([p.op.startswith("values:") for p in props]) > 0.6
+
+
+def test_cross_library_groups_come_first_in_the_slow_lane():
+    groups = [group(f"x{i}", first_call=1.0) for i in range(8)]
+    groups += [group(f"c{i}", compiled=True, cross=False) for i in range(8)]
+    sched, search, _ = make(groups)
+    slow = []
+    for _ in range(200):
+        for prop in sched.propose(1, 0.0):
+            if prop.lane == SLOW:
+                slow.append(prop.key)
+            finish(sched, search, prop, 0.5 if prop.lane == SLOW else 0.001)
+    first = slow[:8]
+    assert sum(k.startswith("x") for k in first) >= 5, slow
+    assert {f"x{i}" for i in range(8)} <= set(slow)
