@@ -116,6 +116,9 @@ class ExecItem:
     repeat: int = 1
     normalise: str | None = None
     tag: Any = None
+    #: seconds each member's call may take at least (None: the executor's allowance); a call
+    #: expected to compile (the campaign's slow lane) gets the compiled allowance
+    timeout: float | None = None
 
 
 @dataclass
@@ -330,7 +333,8 @@ class GroupExecutor:
             if run_idx:
                 specs = [list(self.spec(item.group.members[members[k]])) for k in run_idx]
                 options = {"repeat": item.repeat, "normalise": norm}
-                limits = [self.member_timeout(item.group.members[members[k]]) * max(1, item.repeat) for k in run_idx]
+                limits = [max(self.member_timeout(item.group.members[members[k]]), item.timeout or 0.0)
+                          * max(1, item.repeat) for k in run_idx]
                 # the slowest member's allowance and a second for each other: members take
                 # milliseconds, and a task that runs out is re-run member by member, each with
                 # its full allowance (a hang then costs one allowance, not the sum of all)

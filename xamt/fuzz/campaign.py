@@ -40,7 +40,7 @@ from xamt.fuzz.search import Search
 from xamt.groups.agree import Agreement
 from xamt.exec.group import ExecItem
 from xamt.log import get_logger
-from xamt.oracle import ErrorKinds, SignalKind, error_key, judge_statuses
+from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind, error_key, judge_statuses
 from xamt.progress import Progress
 from xamt.store import Schema, Store, default_db_path
 from xamt.triage.dedup import Candidate, input_signature
@@ -99,7 +99,7 @@ class FuzzConfig:
     guided: bool = True
     #: group-iterations in flight (None: ``window_per_worker`` of ``fuzzing.toml`` per worker)
     window: int | None = None
-    timeout: float = 5.0
+    timeout: float = 10.0
     memory_limit: int | None = 4 << 30
     relations: Sequence[str] | None = None
     triage: bool = True
@@ -283,6 +283,11 @@ class _Fuzzer:
         self._last_progress = 0.0
         self._rates: collections.deque = collections.deque(maxlen=64)
         self._t0 = time.monotonic()
+        self.start_elapsed = 0.0   # of a resumed campaign: the seconds it had run before
+        self.iterations_run = 0    # by this run (a resumed campaign counts on from its store)
+        self._iterations_before = 0
+        self.window = cfg.window or settings.window_per_worker * cfg.workers
+        self.progress = Progress(False, total=None)
 
     # -- search hooks -----------------------------------------------------------------------
     def _mutate(self, key: str, parent: Any, rng: np.random.Generator) -> Any:
@@ -484,7 +489,8 @@ class _Fuzzer:
         assert self.schedule is not None
         if prop.lane == SLOW:
             self.compiles.append((key, prop.input.compile_signature(), seconds))
-        self.schedule.done(prop, seconds, ran, rate=self._rate_now())
+        deaths = sum(1 for r in run.results if r.status in DEATH_STATUSES)
+        self.schedule.done(prop, seconds, ran, rate=self._rate_now(), deaths=deaths)
         self.search.report(key, prop.input, d, cost=seconds, novel=novel)
         if all(r.status == "skipped" for r in run.results):
             self.search.retire(key)
@@ -519,7 +525,7 @@ class _Fuzzer:
         classes = ", ".join(f"{k} {v}" for k, v in sorted(self.by_class.items()))
         sched = self.schedule.summary() if self.schedule else {}
         return (f"{self.campaign.iterations:,} it · {self._rate_now():,.0f}/s now · "
-                f"{self.iterations_run / max(elapsed, 1e-9):,.0f}/s overall · groups {visited:,}/{len(self.groups):,}"
+                f"{(self.campaign.iterations - self._iterations_before) / max(elapsed, 1e-9):,.0f}/s overall · groups {visited:,}/{len(self.groups):,}"
                 f" (floor left {sched.get('floor_left', 0):,}) · compile {sched.get('compiled_s', 0):,.0f}s · "
                 f"triage queue {queue:,} · findings {self.findings}" + (f" ({classes})" if classes else ""))
 
@@ -534,8 +540,7 @@ class _Fuzzer:
         self.schedule = Schedule(self.groups, self.search, mutate=self._mutate, revalue=self._revalue,
                                  settings=self.settings, budget_s=self.cfg.budget_s,
                                  seed=self.cfg.seed + self.campaign.iterations)
-        self.window = self.cfg.window or self.settings.window_per_worker * self.cfg.workers
-        iterations_before = self.campaign.iterations
+        iterations_before = self._iterations_before = self.campaign.iterations
         replayer = None
         if self.cfg.triage:
             # imports the libraries now, while fuzzing starts: the first replay finds it ready
@@ -549,7 +554,8 @@ class _Fuzzer:
         prev = signal.getsignal(signal.SIGTERM)
         signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__("flag", True))
         engine = Engine(self.groups, self.schedule, LocalExecutor(pool, self.executor), window=self.window,
-                        make_item=lambda g, p: ExecItem(g, p.input, tag=p.key),
+                        make_item=lambda g, p: ExecItem(g, p.input, tag=p.key, timeout=(
+                            self.executor.compiled_timeout if p.lane == SLOW else None)),
                         on_result=self.on_result, on_tick=self.on_tick)
         try:
             engine.run(deadline, lambda: self.start_elapsed + self.elapsed(), lambda: stop["flag"])
@@ -567,8 +573,6 @@ class _Fuzzer:
             self.progress.close()
             if replayer is not None:
                 replayer.close()
-
-    iterations_run = 0
 
     def _grace(self) -> float:
         return min(30.0, 0.05 * self.cfg.budget_s)
@@ -674,6 +678,7 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
         finally:
             campaign.finished = time.time()
             pool.close(wait=False)  # iterations still in flight are cancelled
+            campaign.settings["pool"] = {k: v for k, v in pool.stats.items() if v}  # deaths, confirmations
             fuzzer.checkpoint(list(fuzzer.groups), float(campaign.settings.get("elapsed_s", 0.0)))
             fuzzer.write_group_stats()
             fs.update_campaign(campaign)

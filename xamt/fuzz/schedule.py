@@ -18,7 +18,8 @@ campaign's time with that ranking under three rules, all the same for every grou
   group's time (and at least ``group_cap_s``) waits until the others catch up: one that hangs
   or crashes on every input costs seconds per iteration, and must not eat the budget of
   thousands of cheap ones (nor the floor's). Calls in the slow lane are not charged to it: a
-  compilation is paid once and its group should then be fuzzed.
+  compilation is paid once and its group should then be fuzzed. A call that kills its worker is
+  charged ``death_cost_s`` more: the worker's compiled programs die with it.
 
 Most iterations keep the parent's shapes, dtypes and arguments and draw new values
 (:func:`xamt.inputs.mutate.revalue`), walking a cycle of value regimes (ordinary, boundary,
@@ -69,6 +70,7 @@ class ScheduleSettings:
     group_cap_s: float = 5.0
     group_cap_factor: float = 20.0
     slow_first_call_s: float = 0.05
+    death_cost_s: float = 5.0
 
 
 def load_settings(path: str | Path | None = None) -> ScheduleSettings:
@@ -305,10 +307,13 @@ class Schedule:
             self.slow_inflight += 1
 
     # -- feedback ----------------------------------------------------------------------------
-    def done(self, prop: Proposal, seconds: float, ran: bool, rate: float | None = None) -> None:
+    def done(self, prop: Proposal, seconds: float, ran: bool, rate: float | None = None,
+             deaths: int = 0) -> None:
         """``prop`` finished after ``seconds`` of worker time (call it before the search hears of
         the iteration). ``ran``: some member returned or raised, so its signature is compiled
-        now; ``rate``: the campaign's current iterations per second (paces the floor)."""
+        now; ``rate``: the campaign's current iterations per second (paces the floor);
+        ``deaths``: workers it killed (each costs its compiled programs: ``death_cost_s`` more
+        against the group's cap)."""
         cls = self.classes[prop.key]
         self.inflight[prop.key] -= 1
         if not self.inflight[prop.key]:
@@ -318,7 +323,7 @@ class Schedule:
         if prop.lane == SLOW:
             self.slow_inflight -= 1
         else:
-            self.charged[prop.key] += max(0.0, seconds)
+            self.charged[prop.key] += max(0.0, seconds) + deaths * self.settings.death_cost_s
             if prop.key not in self.capped and self.charged[prop.key] > self._cap():
                 self.capped.add(prop.key)
                 self._open_keys = None
@@ -341,5 +346,7 @@ class Schedule:
     def summary(self) -> dict[str, Any]:
         """Figures for the progress line and the campaign's settings."""
         return {"compiled_s": round(self.spent[_COMPILED], 3), "eager_s": round(self.spent[_EAGER], 3),
+                "fast_lane_s": round(sum(self.charged.values()), 3),
                 "slow_in_flight": self.slow_inflight, "floor_deficit": self.floor_deficit,
-                "floor_left": len(self._floor), "capped": len(self.capped)}
+                "floor_left": len(self._floor), "capped": len(self.capped),
+                "cold_floor": len(self._cold_floor)}
