@@ -282,8 +282,8 @@ class Schedule:
         parent = self.search.parent(key, accept)
         if parent is None:
             return None
-        compiled = self.classes[key] == _COMPILED
-        share = self.settings.structural_compiled if compiled else self.settings.structural
+        # a new signature costs a compilation wherever calls are slow to warm up
+        share = self.settings.structural_compiled if careful else self.settings.structural
         st = self.search.groups[key]
         if self.rng.random() < share and (slow_free or not careful):
             child, op = self._mutate(key, parent, self.rng), "structural"
