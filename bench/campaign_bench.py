@@ -82,7 +82,7 @@ def _figures(out: Path) -> dict:
     return {
         "campaign": c["id"], "iterations": c["iterations"], "executions": c["executions"],
         "elapsed_s": round(settings.get("elapsed_s", 0.0), 1),
-        "groups": c["groups"], "groups_visited": len([k for k, n in its.items() if n]),
+        "groups": c["groups_n"], "groups_visited": len([k for k, n in its.items() if n]),
         "cross_groups": len(cross),
         "cross_iterations_min": cross_its[0] if cross_its else 0,
         "cross_iterations_median": statistics.median(cross_its) if cross_its else 0,
@@ -141,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--runs", default="cold,warm", help="cold, or cold,warm")
     ap.add_argument("--work", type=Path, default=None, help="where the runs' output folders go (default: a temp folder)")
+    ap.add_argument("--cache-from", type=Path, default=None,
+                    help="an earlier run's output folder whose compile caches a warm run starts from "
+                         "(default: the cold run of this invocation)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "campaign.json")
     ap.add_argument("extra", nargs="*", help="more `xamt fuzz` options, after --")
     args = ap.parse_args(argv)
@@ -148,7 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     runs = [r.strip() for r in args.runs.split(",") if r.strip()]
     results: dict = {"budget": args.budget, "libs": args.libs, "workers": args.workers, "seed": args.seed,
                      "cpus": os.cpu_count(), "runs": {}}
-    prev = None
+    prev = args.cache_from
+    if prev is not None and (prev / "xamt.db").exists():
+        results["runs"]["cold"] = _figures(prev)  # the earlier cold run, as its store has it
     for name in runs:
         if name not in ("cold", "warm"):
             raise SystemExit(f"unknown run {name!r}: expected cold or warm")
