@@ -554,8 +554,7 @@ class _Fuzzer:
         prev = signal.getsignal(signal.SIGTERM)
         signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__("flag", True))
         engine = Engine(self.groups, self.schedule, LocalExecutor(pool, self.executor), window=self.window,
-                        make_item=lambda g, p: ExecItem(g, p.input, tag=p.key, timeout=(
-                            self.executor.compiled_timeout if p.lane == SLOW else None)),
+                        make_item=self._item,
                         on_result=self.on_result, on_tick=self.on_tick)
         try:
             engine.run(deadline, lambda: self.start_elapsed + self.elapsed(), lambda: stop["flag"])
@@ -573,6 +572,16 @@ class _Fuzzer:
             self.progress.close()
             if replayer is not None:
                 replayer.close()
+
+    def _item(self, group: Any, prop: Proposal) -> ExecItem:
+        """The executor's item for ``prop``. A call in the slow lane may take five times what its
+        first call took in the registry build, if that is more than the hang allowance (compiled
+        members get the compiled allowance anyway): a worker killed for a slow first call loses
+        every program it compiled, and what it compiles next is slower."""
+        allowance = None
+        if prop.lane == SLOW and self.schedule is not None:
+            allowance = max(self.cfg.timeout, 5.0 * self.schedule.first_call_s(prop.key))
+        return ExecItem(group, prop.input, tag=prop.key, timeout=allowance)
 
     def _grace(self) -> float:
         return min(30.0, 0.05 * self.cfg.budget_s)

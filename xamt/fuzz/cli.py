@@ -25,8 +25,9 @@ def _configure_fuzz(p: argparse.ArgumentParser) -> None:
                    help="group-iterations in flight at once (default: 32 per worker, fuzzing.toml); "
                         "--batch is its old name")
     p.add_argument("--timeout", type=float, default=10.0,
-                   help="seconds per member call before it counts as a hang (default 10; compiled calls and "
-                        "calls expected to compile get validation.toml's compiled_timeout)")
+                   help="seconds per member call before it counts as a hang (default 10; compiled calls get "
+                        "validation.toml's compiled_timeout, first calls expected to compile five times "
+                        "what the registry build timed)")
     p.add_argument("--max-groups", type=int, default=None, help="fuzz a random subset of this many groups")
     p.add_argument("--no-triage", action="store_true", help="find divergences but do not triage them")
     p.add_argument("--devices", default="auto", metavar="auto|cpu|LIST",

@@ -262,6 +262,10 @@ class Schedule:
             keys = [k for k in keys if self.warm[k]]  # only what runs without compiling
         return self._guided_proposal(keys)
 
+    def first_call_s(self, key: Hashable) -> float:
+        """Seconds the registry build timed for ``key``'s first call (all members)."""
+        return self._first_cost[key]
+
     def _needs_warmth(self, key: Hashable) -> bool:
         """Whether ``key``'s calls at a signature it has not run are slow: a compiled member, or
         a first call the registry build timed above ``slow_first_call_s`` (JAX compiles each
