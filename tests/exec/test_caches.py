@@ -17,8 +17,12 @@ def test_the_key_follows_the_versions_and_stays_put_otherwise(tmp_path):
     assert Path(a).parent == tmp_path / "cache"
 
 
-def test_workers_are_pointed_at_the_keyed_cache(tmp_path):
+def test_workers_are_pointed_at_the_keyed_cache(tmp_path, monkeypatch):
     from xamt.libraries.registry import Registry
+
+    # a variable the user set wins over the data file's: not what this test is about
+    for name in ("JAX_COMPILATION_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR"):
+        monkeypatch.delenv(name, raising=False)
 
     adapters = [a for a in Registry() if a.name in ("numpy", "jax") and a.is_installed()]
     env = pool_settings(adapters, out_dir=str(tmp_path))["env"]
