@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-import xamt.fuzz.campaign as campaign_module
+import sandbox
 from sandbox import SandboxPool, confine
 from xamt.fuzz.campaign import FuzzConfig, run_campaign
 
@@ -46,7 +46,7 @@ def test_a_short_campaign_leaves_no_file_outside_its_out_folder(tmp_path, monkey
             super().__init__(*args, **kwargs)
             described.append(self.describe())
 
-    monkeypatch.setattr(campaign_module, "SandboxPool", DescribedPool)
+    monkeypatch.setattr(sandbox, "SandboxPool", DescribedPool)  # run_campaign imports it from there
     before_home, before_top = snapshot(home), sorted(os.listdir(tmp_path))
 
     result = run_campaign(FuzzConfig(out=out, libraries=["numpy"], budget_s=6, workers=2, window=8, timeout=5,

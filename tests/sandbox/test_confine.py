@@ -208,6 +208,23 @@ def test_missing_or_partial_landlock_warns_once_and_uses_what_is_there(abi, monk
     assert outcomes[2].value == 1
 
 
+def test_handled_rights_and_the_plan_follow_the_abi():
+    for abi in range(0, 8):
+        fs, net, scoped = confine.handled_access(abi)
+        assert bool(fs) == (abi >= 1) and bool(fs & confine.FS_REFER) == (abi >= 2)
+        assert bool(fs & confine.FS_TRUNCATE) == (abi >= 3)
+        assert net == (confine.NET_BIND_TCP | confine.NET_CONNECT_TCP if abi >= 4 else 0)
+        assert bool(scoped) == (abi >= 6)
+        assert not fs & 0b1101  # reads and execution are never restricted
+    assert confine.plan(abi=99)["abi"] == ABI  # never more than the kernel has
+    if ABI >= 3:
+        partial = confine.plan(["/some/cache"], abi=3)
+        assert partial["abi"] == 3 and ["tree", "/some/cache"] in partial["rules"]
+        assert any("ABI 4" in o for o in partial["off"]) and any("ABI 6" in o for o in partial["off"])
+        assert "/some/cache" in partial["enforced"][0]
+    assert ["file", "/dev/null"] in confine.plan()["rules"]
+
+
 def test_confinement_arguments_are_checked(tmp_path):
     with pytest.raises(ConfigError, match="confine"):
         SandboxPool(confine="yes")
