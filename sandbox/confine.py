@@ -309,7 +309,7 @@ def describe(confinement: Optional[Dict[str, Any]]) -> str:
     if confinement.get("netns"):
         parts.append("own network namespace (no network at all)")
     abi = confinement.get("abi") or 0
-    head = f"confined (Landlock ABI {abi})" if abi else "not confined"
+    head = f"confined (Landlock ABI {abi})" if abi else "not confined by Landlock"
     text = head + (": " + "; ".join(parts) if parts else "")
     off = list(confinement.get("off") or [])
     if not confinement.get("netns") and confinement.get("netns_error"):
