@@ -374,6 +374,14 @@ def tcp_bind(host: str = "127.0.0.1") -> int:
         return sock.getsockname()[1]
 
 
+def udp_send(port: int, host: str = "127.0.0.1") -> int:
+    """Send a datagram (Landlock does not cover UDP: the network namespace does)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        return sock.sendto(b"hello from a task", (host, port))
+
+
 def torch_compile_add(x: Any) -> Any:
     """``torch.compile`` a small function and run it (TorchInductor writes its cache, runs a C compiler)."""
     import torch

@@ -149,6 +149,29 @@ def test_what_is_enforced_is_reported(numpy_pool):
     assert numpy_pool.ready_times
 
 
+def test_the_network_namespace_stops_udp():
+    """UDP is not Landlock's: where the zygote got a network namespace of its own, no datagram
+    leaves a worker (its loopback interface is down); with confine=False one arrives."""
+    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    receiver.bind(("127.0.0.1", 0))
+    receiver.settimeout(5)
+    port = receiver.getsockname()[1]
+    try:
+        with SandboxPool(workers=1, spares=0) as pool:
+            info = pool.info["confinement"]
+            (sent,) = pool.run([Task(BAD + "udp_send", (port,))])
+        if not info["netns"]:
+            assert "network namespace" in pool.describe()  # named as off
+            pytest.skip(f"no network namespace here: {info['netns_error']}")
+        assert sent.status == Status.RAISED and "Network is unreachable" in sent.error_message, sent
+        with SandboxPool(workers=1, spares=0, confine=False) as pool:
+            (sent,) = pool.run([Task(BAD + "udp_send", (port,))])
+        assert sent.status == Status.OK, sent
+        assert receiver.recvfrom(100)[0] == b"hello from a task"
+    finally:
+        receiver.close()
+
+
 @needs_landlock
 def test_the_worker_folder_tmpdir_and_extra_paths_stay_writable(tmp_path):
     extra = tmp_path / "extra"
