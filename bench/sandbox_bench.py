@@ -17,6 +17,12 @@ so that load from other processes hits every method alike; figures are medians o
    where each replacement worker is a fresh interpreter importing numpy and torch.
 3. A 10,000-task mixed run (good calls, crashes, exceptions, unserializable results, timeouts):
    every task must come back with its expected status.
+4. Confinement (Landlock; every pool above has it on, the default), in the same run: tiny-call
+   throughput (section 1's "SandboxPool.run" with confine=False) and crash-to-next-result
+   (section 2's default pool with confine=False) on and off, interleaved; a worker's
+   fork-to-ready time (spawn request to hello; a numpy pool with no spare replacing a crashed
+   worker) on and off, and the time a worker spends confining itself; and the side-effect
+   corpus (tests/badtasks.py SIDE_EFFECTS) under a default pool: how much of it is confined.
 """
 from __future__ import annotations
 
@@ -30,6 +36,7 @@ import random
 import resource
 import statistics
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -46,6 +53,9 @@ BAD = "tests.badtasks:"
 RESULTS = ROOT / "bench" / "results" / "sandbox.json"
 CHUNKSIZE = 64  # SandboxPool's default batch size
 PPE_CHUNKED = f"ProcessPoolExecutor, map chunksize={CHUNKSIZE}"
+UNCONFINED_RUN = "SandboxPool.run, confine=False"
+DEFAULT_CRASH = "fork, 1 warm spare (default)"
+UNCONFINED_CRASH = "fork, 1 warm spare, confine=False"
 A = np.ones(16, dtype=np.float32)
 B = np.arange(16, dtype=np.float32)
 
@@ -142,15 +152,19 @@ def measure_throughput(rounds: int, calls: int, seq_calls: int) -> Dict[str, Dic
                          max_tasks_per_worker=1000) as pool, \
                 SandboxPool(preload=preload, workers=2, timeout=10.0, memory_limit=2 << 30,
                             max_tasks_per_worker=None) as forever, \
+                SandboxPool(preload=preload, workers=2, timeout=10.0, memory_limit=2 << 30,
+                            max_tasks_per_worker=1000, confine=False) as unconfined, \
                 ctx.Pool(2, initializer=init) as mp_pool, \
                 concurrent.futures.ProcessPoolExecutor(2, mp_context=ctx, initializer=init) as executor:
             # warm-up: workers started, libraries' first calls done
             assert all(o.ok for o in pool.run([sandbox_task(kind) for _ in range(500)]))
             assert all(o.ok for o in forever.run([sandbox_task(kind) for _ in range(500)]))
+            assert all(o.ok for o in unconfined.run([sandbox_task(kind) for _ in range(500)]))
             mp_pool.starmap(fn, [(A, B)] * 200, chunksize=1)
             list(executor.map(fn, [A] * 200, [B] * 200, chunksize=1))
             sandbox = CpuMeter(pool.worker_pids, pool.info["pid"])
             sandbox_forever = CpuMeter(forever.worker_pids, forever.info["pid"])
+            sandbox_unconfined = CpuMeter(unconfined.worker_pids, unconfined.info["pid"])
             # (private attributes: the standard pools offer no public list of their processes)
             mp_meter = CpuMeter(lambda: [p.pid for p in mp_pool._pool])  # type: ignore[attr-defined]
             ppe_meter = CpuMeter(lambda: list(executor._processes))      # type: ignore[attr-defined]
@@ -158,6 +172,8 @@ def measure_throughput(rounds: int, calls: int, seq_calls: int) -> Dict[str, Dic
                 "SandboxPool.run": (calls, sandbox, lambda: _check(pool.run([sandbox_task(kind) for _ in range(calls)]))),
                 "SandboxPool.run, workers never replaced": (calls, sandbox_forever, lambda: _check(
                     forever.run([sandbox_task(kind) for _ in range(calls)]))),
+                UNCONFINED_RUN: (calls, sandbox_unconfined, lambda: _check(
+                    unconfined.run([sandbox_task(kind) for _ in range(calls)]))),
                 "SandboxPool.submit (1 in flight)": (seq_calls, sandbox, lambda: [
                     pool.submit(sandbox_task(kind)).result() for _ in range(seq_calls)]),
                 "multiprocessing.Pool": (calls, mp_meter, lambda: mp_pool.starmap(fn, [(A, B)] * calls, chunksize=1)),
@@ -222,14 +238,71 @@ def crash_to_next(pool: SandboxPool, repeats: int) -> List[float]:
 
 def measure_crash_recovery(fork_repeats: int, spawn_repeats: int) -> Dict[str, List[float]]:
     common = dict(preload=("numpy", "torch"), workers=1, timeout=60.0, confirm=False)
-    out = {}
-    with SandboxPool(**common) as pool:
-        out["fork, 1 warm spare (default)"] = crash_to_next(pool, fork_repeats)
+    out: Dict[str, List[float]] = {DEFAULT_CRASH: [], UNCONFINED_CRASH: []}
+    with SandboxPool(**common) as pool, SandboxPool(confine=False, **common) as unconfined:
+        for _ in range(fork_repeats):  # interleaved: confinement on, then off
+            out[DEFAULT_CRASH] += crash_to_next(pool, 1)
+            out[UNCONFINED_CRASH] += crash_to_next(unconfined, 1)
     with SandboxPool(spares=0, **common) as pool:
         out["fork, no spare"] = crash_to_next(pool, fork_repeats)
     with SandboxPool(spares=0, start_method="spawn", **common) as pool:
         out["spawn (fresh interpreter imports numpy, torch)"] = crash_to_next(pool, spawn_repeats)
     return out
+
+
+# --- 4. confinement: fork-to-ready, and the side-effect corpus -----------------------------------
+
+def measure_fork_to_ready(repeats: int) -> Dict[str, List[float]]:
+    """Fork-to-ready times (spawn request to the worker's hello) of workers that replace a crashed
+    one, numpy preloaded, no spare, confinement on and off interleaved; and the time each
+    confined worker spent in confine_self."""
+    common = dict(preload=("numpy",), workers=1, spares=0, timeout=30.0, confirm=False)
+    out: Dict[str, List[float]] = {"on": [], "off": [], "confine_self": []}
+    with SandboxPool(**common) as on, SandboxPool(confine=False, **common) as off:
+        for pool in (on, off):
+            assert pool.run([Task(BAD + "echo", (0,))])[0].ok
+        for _ in range(repeats):
+            for key, pool in (("on", on), ("off", off)):
+                pool.ready_times.clear()
+                pool.confine_times.clear()
+                crashed, nxt = pool.run([Task(BAD + "segfault"), Task(BAD + "echo", (1,))])
+                assert crashed.status == Status.CRASHED and nxt.ok, (crashed, nxt)
+                out[key] += list(pool.ready_times)
+                if key == "on":
+                    out["confine_self"] += list(pool.confine_times)
+    return out
+
+
+def measure_corpus() -> Dict[str, object]:
+    """The side-effect corpus under a default pool: cases raised and leaving the sentinels alone."""
+    import socket
+
+    sys.path.insert(0, str(ROOT))
+    from tests.badtasks import SIDE_EFFECTS, side_effect_args, tree_digest
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    server.setblocking(False)
+    confined, escaped = [], []
+    with tempfile.TemporaryDirectory(prefix="sandbox-bench-corpus-") as root, SandboxPool(workers=2) as pool:
+        cases = [(name, Task(ref, side_effect_args(kind, os.path.join(root, name), server.getsockname()[1]),
+                             timeout=60)) for name, ref, kind in SIDE_EFFECTS]
+        before = tree_digest(root)
+        outcomes = pool.run([task for _, task in cases])
+        digest_same = tree_digest(root) == before
+        described = pool.describe()
+    try:
+        server.accept()
+        connected = True
+    except BlockingIOError:
+        connected = False
+    server.close()
+    for (name, _), outcome in zip(cases, outcomes):
+        (confined if outcome.status == Status.RAISED else escaped).append(name)
+    return {"cases": len(cases), "confined": len(confined) if digest_same and not connected else 0,
+            "escaped": escaped, "sentinels_unchanged": digest_same, "listener_connected": connected,
+            "pool": described}
 
 
 # --- 3. mixed run ---------------------------------------------------------------------------------
@@ -281,6 +354,7 @@ def main() -> int:
     args = parser.parse_args()
     rounds, calls, seq = (2, 2000, 300) if args.quick else (7, 10_000, 1000)
     fork_n, spawn_n = (5, 2) if args.quick else (21, 5)
+    ready_n = 5 if args.quick else 21
     mixed_n = 2000 if args.quick else 10_000
 
     load_before = os.getloadavg()
@@ -290,6 +364,8 @@ def main() -> int:
     for kind in throughput:
         throughput[kind] = {"direct in-process call": direct[kind], **throughput[kind]}
     crash = measure_crash_recovery(fork_n, spawn_n)
+    ready = measure_fork_to_ready(ready_n)
+    corpus = measure_corpus()
     mixed = mixed_run(mixed_n)
     load_after = os.getloadavg()
 
@@ -303,12 +379,20 @@ def main() -> int:
     spawn_key = next(k for k in crash_med if k.startswith("spawn"))
     default_key = "fork, 1 warm spare (default)"
     crash_ratio = crash_med[spawn_key] / crash_med[default_key]
+    ready_med = {k: statistics.median(v) if v else float("nan") for k, v in ready.items()}
+    confine_ratios = {k: med[k]["SandboxPool.run"] / med[k][UNCONFINED_RUN] for k in med}
+    confine_cpu_ratios = {k: cpu[k]["SandboxPool.run"] / cpu[k][UNCONFINED_RUN] for k in cpu}
+    crash_confine_ratio = crash_med[DEFAULT_CRASH] / crash_med[UNCONFINED_CRASH]
+    ready_added = ready_med["on"] - ready_med["off"]
     targets = {
         "throughput >= 3x ProcessPoolExecutor (numpy)": ratios["numpy"] >= 3,
         "throughput >= 3x ProcessPoolExecutor (torch)": ratios["torch"] >= 3,
         "crash-to-next-result < 100 ms, torch preloaded": crash_med[default_key] < 0.1,
         "crash-to-next-result >= 20x faster than spawn": crash_ratio >= 20,
         f"no task lost in the {mixed_n}-task mixed run": mixed["outcomes"] == mixed_n and mixed["wrong"] == 0,
+        "side-effect corpus 100% confined by a default pool": corpus["confined"] == corpus["cases"],
+        "confinement adds <= 1 ms to fork-to-ready (time in confine_self)": ready_med["confine_self"] <= 1e-3,
+        "confinement adds <= 1 ms to fork-to-ready (median on - off)": ready_added <= 1e-3,
     }
 
     print(f"\nTiny calls, 2 workers: median of {rounds} interleaved rounds; calls per second (wall clock)"
@@ -328,6 +412,21 @@ def main() -> int:
     for name, value in crash_med.items():
         print(f"  {name:<48}{value * 1e3:>9.1f} ms  (n={len(crash[name])})")
     print(f"  {'spawn / fork with spare':<48}{crash_ratio:>9.1f}x")
+    print(f"\nConfinement, same run; a default pool: {corpus['pool']}")
+    print(f"  {'tiny calls, SandboxPool.run on / off':<48}{confine_ratios['numpy']:>9.3f}x numpy"
+          f" ({med['numpy']['SandboxPool.run']:,.0f} / {med['numpy'][UNCONFINED_RUN]:,.0f} calls/s),"
+          f" {confine_ratios['torch']:.3f}x torch ({med['torch']['SandboxPool.run']:,.0f} /"
+          f" {med['torch'][UNCONFINED_RUN]:,.0f})")
+    print(f"  {'  CPU per call on / off':<48}{confine_cpu_ratios['numpy']:>9.3f}x numpy,"
+          f" {confine_cpu_ratios['torch']:.3f}x torch")
+    print(f"  {'crash to next result on / off':<48}{crash_confine_ratio:>9.3f}x"
+          f" ({crash_med[DEFAULT_CRASH] * 1e3:.1f} / {crash_med[UNCONFINED_CRASH] * 1e3:.1f} ms)")
+    print(f"  {'fork-to-ready, numpy, on / off (median)':<48}{ready_med['on'] * 1e3:>9.2f} / "
+          f"{ready_med['off'] * 1e3:.2f} ms, added {ready_added * 1e3:+.2f} ms (n={len(ready['on'])})")
+    print(f"  {'time a worker spends in confine_self (median)':<48}{ready_med['confine_self'] * 1e3:>9.3f} ms"
+          f" (max {max(ready['confine_self'] or [float('nan')]) * 1e3:.3f})")
+    print(f"  {'side-effect corpus, default pool':<48}{corpus['confined']:>6}/{corpus['cases']} confined"
+          f"{'' if not corpus['escaped'] else ', escaped: ' + ', '.join(corpus['escaped'])}")
     print(f"\nMixed run: {mixed['outcomes']}/{mixed['tasks']} outcomes, {mixed['wrong']} wrong, "
           f"{mixed['seconds']:.1f} s ({mixed['tasks_per_s']:,.0f} tasks/s); statuses {mixed['observed']}")
     print("\nTargets:")
@@ -349,6 +448,12 @@ def main() -> int:
                                    "cpu_per_call_ratio_process_pool_executor_over_sandbox_run": cpu_ratios},
         "crash_to_next_result_s": {"median": crash_med, "samples": crash, "spawn_over_fork_ratio": crash_ratio},
         "mixed_run": mixed,
+        "confinement": {
+            "throughput_on_over_off": confine_ratios, "cpu_per_call_on_over_off": confine_cpu_ratios,
+            "crash_to_next_on_over_off": crash_confine_ratio,
+            "fork_to_ready_s": {"median": ready_med, "added_median_s": ready_added, "samples": ready},
+            "corpus": corpus,
+        },
         "targets": targets,
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -10,8 +10,8 @@ See :class:`SandboxPool`, :class:`Task` and :class:`Outcome`. The package knows 
 code that uses it.
 """
 from .errors import (
-    ConfigError, DecodeError, EncodeError, PoolClosedError, ProtocolError, ResolveError, SandboxError,
-    TaskError, WorkerStartError, ZygoteError,
+    ConfigError, ConfinementWarning, DecodeError, EncodeError, PoolClosedError, ProtocolError, ResolveError,
+    SandboxError, TaskError, WorkerStartError, ZygoteError,
 )
 from .outcome import Outcome, Ref, Status, Step, Task, TensorInfo
 from .pool import SandboxPool
@@ -19,5 +19,5 @@ from .pool import SandboxPool
 __all__ = [
     "SandboxPool", "Task", "Step", "Ref", "Outcome", "Status", "TensorInfo",
     "SandboxError", "ConfigError", "TaskError", "EncodeError", "DecodeError", "ResolveError",
-    "ZygoteError", "WorkerStartError", "PoolClosedError", "ProtocolError",
+    "ZygoteError", "WorkerStartError", "PoolClosedError", "ProtocolError", "ConfinementWarning",
 ]

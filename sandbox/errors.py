@@ -45,3 +45,8 @@ class PoolClosedError(SandboxError, RuntimeError):
 
 class ProtocolError(SandboxError, RuntimeError):
     """A message between the processes of a pool was malformed (a bug, not a task's fault)."""
+
+
+class ConfinementWarning(RuntimeWarning):
+    """Worker confinement is partial or off although asked for (an older kernel, a container
+    that blocks Landlock): the warning names the protections that are off."""

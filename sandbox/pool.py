@@ -38,14 +38,16 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 import weakref
 from concurrent.futures import Future, InvalidStateError
 from typing import Any, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from . import channel, classify, codec
+from . import channel, classify, codec, confine as _confine
 from .deadlines import EXIT_WAIT, Deadlines
 from .errors import (
-    ConfigError, DecodeError, EncodeError, PoolClosedError, ProtocolError, TaskError, WorkerStartError,
+    ConfigError, ConfinementWarning, DecodeError, EncodeError, PoolClosedError, ProtocolError, TaskError,
+    WorkerStartError,
 )
 from .outcome import CONFIRMABLE, Outcome, Status, Task, TensorInfo, returned_outcome
 from .protocol import PROGRESS_FILE, PROGRESS_SIZE, STDERR_FILE, STDOUT_FILE, ProgressPage, read_tail
@@ -121,6 +123,16 @@ class SandboxPool(ZygoteClient, Deadlines):
         env: extra environment variables for the zygote and workers (e.g. ``KERAS_BACKEND``).
         startup_timeout: seconds the zygote may take to import the preload set.
         kill_grace: seconds between the faulthandler dump (SIGUSR1) and SIGKILL on a timeout.
+        confine: workers confine themselves before their first task (Linux Landlock; see
+            :mod:`sandbox.confine`): they read anywhere but write, create, remove or rename only
+            beneath their own folder (also their ``TMPDIR``), ``writable``, ``/dev/shm`` and
+            device files, make no TCP bind or connect and signal no process outside; the
+            zygote and its workers get a network namespace of their own where the kernel allows
+            it. What the kernel lacks is warned about once (:class:`ConfinementWarning`) and
+            named by :meth:`describe` and ``info["confinement"]``. ``False``: none of it.
+        writable: more folders (or files) the workers may change, e.g. a compile cache. The
+            folders named by the variables of ``env`` whose names end in ``_CACHE_DIR`` are
+            added (created if missing): a caller that points workers at a cache lets them write it.
     """
 
     def __init__(
@@ -141,6 +153,8 @@ class SandboxPool(ZygoteClient, Deadlines):
         env: Optional[Mapping[str, str]] = None,
         startup_timeout: float = 300.0,
         kill_grace: float = 0.1,
+        confine: bool = True,
+        writable: Iterable[Any] = (),
     ) -> None:
         if isinstance(preload, str) or not all(isinstance(m, str) and _MODULE_NAME.match(m) for m in preload):
             raise ConfigError(f"preload must be a sequence of module names, got {preload!r}")
@@ -166,6 +180,19 @@ class SandboxPool(ZygoteClient, Deadlines):
                 raise ConfigError(f"python {python!r} is not an executable file")
         if env is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
             raise ConfigError("env must map str to str")
+        if not isinstance(confine, bool):
+            raise ConfigError(f"confine must be a bool, got {confine!r}")
+        if isinstance(writable, (str, bytes, os.PathLike)):
+            raise ConfigError(f"writable must be a sequence of paths, got {writable!r}")
+        extra_writable: List[str] = []
+        for path in writable:
+            try:
+                path = os.path.abspath(os.fspath(path))
+            except TypeError:
+                raise ConfigError(f"writable must hold paths, got {path!r}") from None
+            if not isinstance(path, str) or not os.path.exists(path):
+                raise ConfigError(f"writable path {path!r} does not exist")
+            extra_writable.append(path)
 
         self.preload: Tuple[str, ...] = tuple(preload)
         self.workers = workers
@@ -182,6 +209,15 @@ class SandboxPool(ZygoteClient, Deadlines):
         self.kill_grace = float(kill_grace)
         self._env = dict(env or {})
         self._startup_timeout = float(startup_timeout)
+        self.confine = confine
+        self._confinement = self._plan_confinement(extra_writable) if confine else None
+        self._worker_confinement = None if self._confinement is None else {
+            k: self._confinement[k] for k in ("abi", "reason", "rules")}
+        self._confine_warned = self._worker_confine_warned = False
+        #: recent fork-to-ready times of workers (spawn request to hello), and the time each
+        #: spent confining itself, seconds (for measurements)
+        self.ready_times: Deque[float] = collections.deque(maxlen=1024)
+        self.confine_times: Deque[float] = collections.deque(maxlen=1024)
 
         self._lock = threading.Lock()
         self._incoming: List[Pending] = []
@@ -233,6 +269,13 @@ class SandboxPool(ZygoteClient, Deadlines):
     def mode(self) -> str:
         """``"fork"`` or ``"spawn"``: how this pool's workers start now."""
         return self.info.get("mode", "")
+
+    def describe(self) -> str:
+        """One line: workers, start mode, and what confinement the workers enforce (and what
+        is off), e.g. for a log's start line."""
+        spare = f" (+{self.spares} spare)" if self.spares else ""
+        return (f"sandbox: {self.workers} worker(s){spare}, {self.mode or '?'} mode; "
+                f"{_confine.describe(self.info.get('confinement'))}")
 
     def worker_pids(self) -> List[int]:
         """Process ids of the live workers (spares included), e.g. for monitoring."""
@@ -493,7 +536,7 @@ class SandboxPool(ZygoteClient, Deadlines):
         worker = WorkerRecord(wid, ours, workdir, progress)
         config = {
             "workdir": workdir, "capture_limit": self.capture_limit, "memory_limit": self.memory_limit,
-            "file_size_limit": self.file_size_limit,
+            "file_size_limit": self.file_size_limit, "confine": self._worker_confinement,
         }
         try:
             channel.send_control(self._ctrl, {"t": "spawn", "wid": wid, "config": config}, [theirs.fileno()])
@@ -671,6 +714,57 @@ class SandboxPool(ZygoteClient, Deadlines):
             except (KeyError, ValueError):
                 pass
 
+    # --- confinement ---------------------------------------------------------------------------
+
+    def _plan_confinement(self, writable: List[str]) -> Dict[str, Any]:
+        paths = list(writable)
+        for name, value in sorted(self._env.items()):
+            if name.endswith("_CACHE_DIR") and value:
+                folder = os.path.abspath(value)
+                try:
+                    os.makedirs(folder, exist_ok=True)
+                except OSError as exc:
+                    log.warning("cannot create %s=%s, which workers could write: %s", name, value, exc)
+                    continue
+                if folder not in paths:
+                    paths.append(folder)
+        plan = _confine.plan(paths)
+        plan["writable"] = paths
+        return plan
+
+    def _confinement_ready(self, ready: Dict[str, Any]) -> None:
+        """Put what the workers will enforce into ``info`` (the zygote's ``ready`` report says
+        whether it got a network namespace); warn once if some of it is off."""
+        netns = ready.pop("netns", None) or {}
+        if self._confinement is None:
+            ready["confinement"] = {"enabled": False}
+            return
+        info = {k: v for k, v in self._confinement.items() if k != "rules"}
+        info.update(enabled=True, netns=bool(netns.get("done")))
+        info["netns_how" if netns.get("done") else "netns_error"] = netns.get("how") or "not attempted"
+        ready["confinement"] = info
+        if (info["off"] or not info["netns"]) and not self._confine_warned:
+            self._confine_warned = True
+            self._warn_confinement("sandbox workers are not fully confined: " + _confine.describe(info))
+
+    def _check_confined(self, confined: Dict[str, Any]) -> None:
+        """A worker's hello said how it confined itself."""
+        self.confine_times.append(float(confined.get("seconds") or 0.0))
+        expected = self._confinement["abi"] if self._confinement is not None else 0
+        if expected and (confined.get("error") or confined.get("abi") != expected):
+            info = self.info.get("confinement")
+            if isinstance(info, dict):
+                info["worker_error"] = confined.get("error")
+            if not self._worker_confine_warned:
+                self._worker_confine_warned = True
+                self._warn_confinement(f"a sandbox worker could not confine itself ({confined.get('error')}); "
+                                       f"its tasks run unconfined")
+
+    @staticmethod
+    def _warn_confinement(text: str) -> None:
+        log.warning("%s", text)
+        warnings.warn(text, ConfinementWarning, stacklevel=3)
+
     # --- events --------------------------------------------------------------------------------
 
     def _read_worker(self, w: WorkerRecord) -> None:
@@ -711,8 +805,11 @@ class SandboxPool(ZygoteClient, Deadlines):
             for result in message:
                 self._on_result(w, result)
         elif kind == "hello":
-            _, w.pid, w.data_limit, w.mode = message
+            _, w.pid, w.data_limit, w.mode, confined = message
             w.greeted = True
+            self.ready_times.append(time.monotonic() - w.requested_at)
+            if confined is not None:
+                self._check_confined(confined)
             if w.state == STARTING:
                 w.state = IDLE
             self._start_failures = 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import socket
 import threading
+import time
 from concurrent.futures import Future
 from typing import Deque, List, Optional, Tuple
 
@@ -62,7 +63,7 @@ class WorkerRecord:
         "wid", "sock", "reader", "workdir", "progress", "pid", "pidfd", "state", "inflight", "frames",
         "reported", "dispatched", "next_check", "data_limit", "mode", "kill_reason", "kill_tid",
         "kill_started_at", "kill_at", "dead_at", "retire_after", "registered", "exit_deadline", "oom_kills",
-        "greeted",
+        "greeted", "requested_at",
     )
 
     def __init__(self, wid: int, sock: socket.socket, workdir: str, progress: ProgressPage) -> None:
@@ -91,6 +92,7 @@ class WorkerRecord:
         self.exit_deadline: Optional[float] = None
         self.oom_kills = classify.oom_kill_count()  # the kernel's count when this worker started
         self.greeted = False  # its hello arrived: it started
+        self.requested_at = time.monotonic()  # asked of the zygote (fork-to-ready is measured from here)
 
     def running(self) -> Tuple[int, float]:
         """(index in ``inflight`` of the task running now, or -1; its start time)."""

@@ -11,6 +11,8 @@ Per worker: a data-size limit (``RLIMIT_DATA``: the worker's data size at start 
 ``memory_limit``), no core files, a file-size limit, stdin from ``/dev/null``, a private working
 directory (also ``TMPDIR``) emptied after every task, and faulthandler writing native-crash
 tracebacks to the captured stderr (also on SIGUSR1, which the pool sends before a timeout kill).
+Confinement (:mod:`sandbox.confine`, unless the pool has ``confine=False``): writes only
+beneath the worker's directory and the pool's writable paths, no TCP, no signals outside.
 Per task: stdout and stderr go to two files in that directory, emptied after each task once
 their bounded tails are taken into the result (the pool reads them itself after a death).
 
@@ -36,7 +38,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
-from . import channel, classify, codec
+from . import channel, classify, codec, confine
 from .classify import safe_str as _safe_str, type_name as _type_name
 from .errors import DecodeError, EncodeError, ResolveError
 from .outcome import Ref, Status
@@ -187,6 +189,8 @@ class Worker:
         self._clear_refs: Optional[int] = None
         self._workdir_ino = self._workdir_dev = -1
         self._fflush: Optional[Callable[[Any], int]] = None
+        #: what :func:`sandbox.confine.confine_self` did (None: confinement not asked for)
+        self.confined: Optional[Dict[str, Any]] = config.get("confined")
 
     # --- set-up -----------------------------------------------------------------------------
 
@@ -222,6 +226,8 @@ class Worker:
         self._workdir_ino, self._workdir_dev = info.st_ino, info.st_dev
         os.environ["TMPDIR"] = self.workdir
         tempfile.tempdir = self.workdir
+        if self.confined is not None and self.confined["abi"]:
+            sys.dont_write_bytecode = True  # __pycache__ folders outside are not writable now
         try:
             self._clear_refs = os.open("/proc/self/clear_refs", os.O_WRONLY)
         except OSError:
@@ -253,7 +259,8 @@ class Worker:
     # --- the loop ---------------------------------------------------------------------------
 
     def serve(self) -> None:
-        channel.send_packets(self.sock, [codec.encode_packet(["hello", os.getpid(), self.data_limit, self.mode])])
+        channel.send_packets(self.sock, [codec.encode_packet(
+            ["hello", os.getpid(), self.data_limit, self.mode, self.confined])])
         while True:
             length = channel.recv_length(self.sock)
             if length is None:
@@ -443,10 +450,19 @@ def _format_traceback(exc: BaseException, limit: int) -> str:
     return text if len(text) <= limit else "[...]\n" + text[-limit:]
 
 
+def confine_worker(config: Dict[str, Any]) -> None:
+    """Confine this process as the pool asked (``config["confine"]``), before its first task
+    and, when spawned, before its imports; the result goes into ``config["confined"]`` and the
+    hello tells the pool."""
+    if config.get("confine") is not None and "confined" not in config:
+        config["confined"] = confine.confine_self(config["confine"], config["workdir"])
+
+
 def run_worker(sock_fd: int, config: Dict[str, Any]) -> None:
     """Entry of a worker process (after fork or spawn); never returns."""
     code = 0
     try:
+        confine_worker(config)
         sock = socket.socket(fileno=sock_fd)
         sock.setblocking(True)
         worker = Worker(sock, config)
@@ -468,6 +484,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     sock_fd, config = int(args[0]), json.loads(args[1])
     sys.path[:0] = [p for p in config.get("sys_path", []) if p not in sys.path]
+    confine_worker(config)  # before the imports: Landlock leaves threads that exist already alone
     preload_modules(config.get("preload", []))
     run_worker(sock_fd, config)
 

@@ -10,6 +10,9 @@ the zygote counts its threads before every fork and, if there is more than one, 
 *spawn* mode: it starts a fresh interpreter running :func:`sandbox.worker.main`, which imports the set itself (seconds
 instead of milliseconds), and tells the pool.
 
+With confinement on, the zygote first moves itself into a network namespace of its own where the
+kernel allows it (:func:`sandbox.confine.enter_network_namespace`): its workers inherit it.
+
 The zygote reaps its workers and reports each exit (wait status, peak RSS) to the pool, which
 uses it to classify deaths. It never initialises CUDA: importing torch, TensorFlow or JAX
 does not, and nothing else runs here.
@@ -29,7 +32,7 @@ import time
 import traceback
 from typing import Any, Dict, List, Optional
 
-from . import channel
+from . import channel, confine
 from .preload import preload_modules
 from .protocol import ENTRY
 
@@ -126,6 +129,7 @@ class Zygote:
             "t": "ready", "pid": os.getpid(), "mode": self.mode, "reason": self.reason,
             "threads": threads, "import_s": import_s, "versions": versions, "huge_pages_bytes": huge_pages_bytes,
             "python": sys.executable, "python_version": sys.version.split()[0],
+            "netns": self.config.get("netns_result"),
         })
 
     def loop(self) -> None:
@@ -247,6 +251,11 @@ def main(argv: Optional[List[str]] = None) -> None:
         ctypes.CDLL(None).prctl(15, b"sbx-zygote", 0, 0, 0)  # PR_SET_NAME, for ps/top
     except (OSError, AttributeError):
         pass
+    if config.get("netns"):
+        # before any import (one thread); the workers forked or spawned from here inherit it
+        done, how = confine.enter_network_namespace()
+        config["netns_result"] = {"done": done, "how": how}
+    confine._syscall()  # load libc's binding once, before the forks
     zygote = Zygote(ctrl, config)
     zygote.start()
     try:

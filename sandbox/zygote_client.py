@@ -33,8 +33,9 @@ class ZygoteClient:
     """Zygote management of :class:`~sandbox.pool.SandboxPool` (a mixin).
 
     Uses the pool's settings (``python``, ``preload``, ``start_method``, ``memory_limit``,
-    ``_env``, ``_startup_timeout``), its ``_root`` folder, ``_selector``, ``_workers`` and
-    failure state, and its ``_finalize``, ``_requeue``, ``_hard_kill`` and ``_start_failed``.
+    ``_env``, ``_startup_timeout``, ``confine``), its ``_root`` folder, ``_selector``, ``_workers``
+    and failure state, and its ``_finalize``, ``_requeue``, ``_hard_kill``, ``_start_failed``
+    and ``_confinement_ready``.
     Sets ``info``, ``_zygote_proc`` and ``_ctrl``.
     """
 
@@ -53,7 +54,8 @@ class ZygoteClient:
         same_python = os.path.abspath(self.python) == os.path.abspath(sys.executable)
         # The same interpreter gets our sys.path, so what imports here imports in workers.
         sys_path = [os.path.abspath(p or os.curdir) for p in sys.path] if same_python else []
-        config = {"preload": list(self.preload), "start_method": self.start_method, "sys_path": sys_path}
+        config = {"preload": list(self.preload), "start_method": self.start_method, "sys_path": sys_path,
+                  "netns": self.confine}
         log_path = os.path.join(self._root, "zygote.log")
         with open(log_path, "ab") as log_file:
             try:
@@ -103,6 +105,7 @@ class ZygoteClient:
         ready["memory_mechanism"] = (
             "RLIMIT_DATA = worker data size at start + memory_limit" if self.memory_limit is not None else None
         )
+        self._confinement_ready(ready)
         self.info = ready
         log.info("zygote %d ready: mode %s, %d thread(s), preload %s in %.2f s", ready["pid"], ready["mode"],
                  ready["threads"], list(self.preload), ready["import_s"])

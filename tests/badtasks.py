@@ -235,10 +235,257 @@ def sleep_then(seconds: float, value: Any) -> Any:
 
 
 def crash_once(marker: str) -> str:
-    """Segfault unless ``marker`` exists; create it first (so a re-run succeeds: a flaky crash)."""
+    """Segfault unless ``marker`` exists; create it first (so a re-run succeeds: a flaky crash).
+
+    A confined worker cannot write the marker's folder: the marker then lives in /dev/shm (which
+    workers may write), named after ``marker``, and the run that survives removes it.
+    """
+    import hashlib
+
     if os.path.exists(marker):
         return "survived"
-    with open(marker, "w") as handle:
+    shared = "/dev/shm/sandbox-test-" + hashlib.sha1(marker.encode()).hexdigest()[:16]
+    if os.path.exists(shared):
+        os.unlink(shared)
+        return "survived"
+    try:
+        handle = open(marker, "w")
+    except PermissionError:
+        handle = open(shared, "w")
+    with handle:
         handle.write("crashed once")
     ctypes.string_at(0)
     return "unreachable"
+
+
+# --- side effects outside the worker's folder (confinement) ---------------------------------
+#
+# Each takes paths inside a *sentinel* folder (outside every worker's folder) made by
+# make_sentinel() and tries to change it, through the mechanism its name says. With the pool's
+# confinement on, each must raise (PermissionError, or OSError for a cross-folder link) and leave
+# the sentinel as it was (tree_digest); with it off, each changes it.
+
+def write_outside(path: str) -> str:
+    with open(path, "w") as handle:
+        handle.write("overwritten")
+    return path
+
+
+def append_outside(path: str) -> str:
+    with open(path, "a") as handle:
+        handle.write("appended")
+    return path
+
+
+def create_outside(folder: str) -> str:
+    path = os.path.join(folder, "created.txt")
+    with open(path, "x") as handle:
+        handle.write("created")
+    return path
+
+
+def mkdir_outside(folder: str) -> str:
+    path = os.path.join(folder, "new_folder")
+    os.mkdir(path)
+    return path
+
+
+def remove_outside(path: str) -> str:
+    os.remove(path)
+    return path
+
+
+def remove_tree_outside(folder: str) -> str:
+    import shutil
+
+    shutil.rmtree(folder)  # raises at the first entry it cannot remove
+    return folder
+
+
+def rename_outside(path: str) -> str:
+    os.rename(path, path + ".renamed")
+    return path + ".renamed"
+
+
+def move_into_worker(path: str) -> str:
+    """Move an outside file into the worker's folder (which is emptied after the task)."""
+    os.rename(path, "moved_in")
+    return os.path.abspath("moved_in")
+
+
+def truncate_outside(path: str) -> str:
+    os.truncate(path, 0)
+    return path
+
+
+def subprocess_write(path: str) -> str:
+    """A child process writes the file; its failure is raised here, with its own error."""
+    import subprocess
+
+    child = subprocess.run([sys.executable, "-c", "import sys; open(sys.argv[1], 'w').write('from a child')", path],
+                           capture_output=True, text=True, timeout=60)
+    if child.returncode:
+        last = (child.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise (PermissionError if "PermissionError" in last else OSError)(f"the child process failed: {last}")
+    return path
+
+
+def shell_write(path: str) -> str:
+    """``sh -c 'echo ... > path'``: a program that is not Python."""
+    import subprocess
+
+    child = subprocess.run(["sh", "-c", 'echo "from a shell" > "$1"', "sh", path], capture_output=True, text=True,
+                           timeout=60)
+    if child.returncode:
+        raise PermissionError(f"the shell failed: {child.stderr.strip()}")
+    return path
+
+
+def symlink_write(target: str) -> str:
+    """Make a symlink inside the worker's folder pointing at ``target`` and write through it."""
+    os.symlink(target, "link_out")
+    with open("link_out", "w") as handle:
+        handle.write("written through a symlink")
+    return target
+
+
+def hardlink_write(target: str) -> str:
+    """Hard-link ``target`` into the worker's folder and write through the link."""
+    os.link(target, "hard_link")
+    with open("hard_link", "w") as handle:
+        handle.write("written through a hard link")
+    return target
+
+
+def tcp_connect(port: int, host: str = "127.0.0.1") -> str:
+    import socket
+
+    with socket.create_connection((host, port), timeout=5) as sock:
+        sock.sendall(b"hello from a task")
+    return f"connected to {host}:{port}"
+
+
+def tcp_bind(host: str = "127.0.0.1") -> int:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        sock.listen()
+        return sock.getsockname()[1]
+
+
+def udp_send(port: int, host: str = "127.0.0.1") -> int:
+    """Send a datagram (Landlock does not cover UDP: the network namespace does)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        return sock.sendto(b"hello from a task", (host, port))
+
+
+def torch_compile_add(x: Any) -> Any:
+    """``torch.compile`` a small function and run it (TorchInductor writes its cache, runs a C compiler)."""
+    import torch
+
+    def f(a):
+        return torch.sin(a) + a * 2
+
+    compiled = torch.compile(f)
+    tensor = torch.from_numpy(x)
+    out = compiled(tensor)
+    assert torch.allclose(out, f(tensor))
+    return out.numpy()
+
+
+def write_inside_and_in(folder: str) -> list:
+    """Write in the worker's folder, TMPDIR (a tempfile) and ``folder`` (a writable extra path)."""
+    import tempfile
+
+    with open("here.txt", "w") as handle:
+        handle.write("x")
+    with tempfile.NamedTemporaryFile() as handle:
+        handle.write(b"x")
+        name = handle.name
+    path = os.path.join(folder, "allowed.txt")
+    with open(path, "w") as handle:
+        handle.write("allowed")
+    return [os.path.abspath("here.txt"), name, path]
+
+
+def signal_parent() -> int:
+    """Send signal 0 (a probe) to the worker's parent, the zygote."""
+    os.kill(os.getppid(), 0)
+    return os.getppid()
+
+
+def make_sentinel(folder: str) -> None:
+    """A small tree the side-effect tasks aim at: ``file.txt``, ``sub/inner.txt``."""
+    os.makedirs(os.path.join(folder, "sub"), exist_ok=True)
+    with open(os.path.join(folder, "file.txt"), "w") as handle:
+        handle.write("sentinel")
+    with open(os.path.join(folder, "sub", "inner.txt"), "w") as handle:
+        handle.write("inner sentinel")
+
+
+def tree_digest(folder: str) -> dict:
+    """Relative path -> kind and content hash (symlink targets, file bytes) of everything under ``folder``."""
+    import hashlib
+
+    digest = {}
+    for root, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, folder)
+            if os.path.islink(path):
+                digest[rel] = ("link", os.readlink(path))
+            elif os.path.isdir(path):
+                digest[rel] = ("dir", None)
+            else:
+                with open(path, "rb") as handle:
+                    digest[rel] = ("file", hashlib.sha256(handle.read()).hexdigest())
+    return digest
+
+
+#: the side-effect corpus: (name, function reference, how its argument is made from the case's
+#: sentinel folder: "file" (its file.txt), "sub" (its sub folder), "folder" (itself), "port" (the
+#: listener's port) or "none"). numpy.save, torch.save and tf.io.write_file are called directly.
+SIDE_EFFECTS = [
+    ("write", "tests.badtasks:write_outside", "file"),
+    ("append", "tests.badtasks:append_outside", "file"),
+    ("create", "tests.badtasks:create_outside", "folder"),
+    ("mkdir", "tests.badtasks:mkdir_outside", "folder"),
+    ("remove", "tests.badtasks:remove_outside", "file"),
+    ("remove_tree", "tests.badtasks:remove_tree_outside", "sub"),
+    ("rename", "tests.badtasks:rename_outside", "file"),
+    ("move_in", "tests.badtasks:move_into_worker", "file"),
+    ("truncate", "tests.badtasks:truncate_outside", "file"),
+    ("numpy_save", "numpy:save", "npy"),
+    ("subprocess", "tests.badtasks:subprocess_write", "child"),
+    ("shell", "tests.badtasks:shell_write", "child"),
+    ("symlink", "tests.badtasks:symlink_write", "file"),
+    ("hardlink", "tests.badtasks:hardlink_write", "file"),
+    ("tcp_connect", "tests.badtasks:tcp_connect", "port"),
+    ("tcp_bind", "tests.badtasks:tcp_bind", "none"),
+    ("signal", "tests.badtasks:signal_parent", "none"),
+]
+#: the Landlock ABI a case needs (the others need 1); below it, only a network namespace stops TCP
+SIDE_EFFECT_ABI = {"tcp_connect": 4, "tcp_bind": 4, "signal": 6}
+
+
+def side_effect_args(kind: str, folder: str, port: int) -> tuple:
+    """The arguments of a SIDE_EFFECTS case whose sentinel folder is ``folder`` (made here)."""
+    make_sentinel(folder)
+    if kind == "file":
+        return (os.path.join(folder, "file.txt"),)
+    if kind == "sub":
+        return (os.path.join(folder, "sub"),)
+    if kind == "folder":
+        return (folder,)
+    if kind == "npy":
+        import numpy as np
+
+        return (os.path.join(folder, "array.npy"), np.arange(3.0))
+    if kind == "child":
+        return (os.path.join(folder, "child.txt"),)
+    if kind == "port":
+        return (port,)
+    return ()
