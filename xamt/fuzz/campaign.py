@@ -673,6 +673,7 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
         log(f"campaign {campaign.id}: {len(groups)} groups over {', '.join(sorted(adapters))}, "
             f"budget {cfg.budget_s:.0f}s, {cfg.workers} workers; store {db}")
         log(devices.describe())
+        log(pool.describe())  # what the workers are confined to (or which protections are off)
         fuzzer = _Fuzzer(cfg, store, groups, adapters, pool, campaign, fs, schedule_settings)
         if cfg.resume:
             fuzzer.restore()
