@@ -62,15 +62,16 @@ def test_error_key_blanks_what_varies_with_the_input():
 
 
 def test_triage_serves_the_least_served_group_first():
-    from xamt.fuzz.campaign import _Fuzzer
+    # the queue moved with triage onto its own thread (xamt/triage/runner.py); same policy
+    from xamt.triage.runner import TriageRunner
 
     cands = [SimpleNamespace(group=SimpleNamespace(key=k)) for k in ("a", "a", "b", "c", "a")]
-    fz = SimpleNamespace(pending=cands, triaged_in={"a": 3, "b": 1})
-    assert _Fuzzer._next_pending(fz) == 3            # c: never served
-    fz.triaged_in["c"] = 1
-    assert _Fuzzer._next_pending(fz) == 2            # b and c tie: the older one
-    fz.triaged_in = {}
-    assert _Fuzzer._next_pending(fz) == 0            # nothing served yet: first in, first out
+    fz = SimpleNamespace(_pending=cands, _served={"a": 3, "b": 1})
+    assert TriageRunner._next(fz) == 3            # c: never served
+    fz._served["c"] = 1
+    assert TriageRunner._next(fz) == 2            # b and c tie: the older one
+    fz._served = {}
+    assert TriageRunner._next(fz) == 0            # nothing served yet: first in, first out
 
 
 def test_the_one_library_that_returns_where_several_refuse_is_the_suspect():
