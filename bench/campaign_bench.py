@@ -118,8 +118,10 @@ def run_one(store: Path, out: Path, budget: str, libs: str | None, workers: int,
     fig = _figures(out)
     fig.update(wall_s=round(wall, 1), iterations_per_s=round(fig["iterations"] / max(fig["elapsed_s"], 1e-9), 1),
                cpu_busy_median=round(statistics.median(sampler.samples), 3) if sampler.samples else None,
-               cpu_busy_overall=round(sampler.overall(), 3), command=" ".join(cmd[1:]),
-               stdout_tail=proc.stdout[-1500:])
+               cpu_busy_overall=round(sampler.overall(), 3),
+               # the run's folder is a temporary one: named, not given as this machine's path
+               command=" ".join(cmd[1:]).replace(str(out), f"<work>/{out.name}"),
+               stdout_tail=proc.stdout[-1500:].replace(str(out), f"<work>/{out.name}"))
     return fig
 
 

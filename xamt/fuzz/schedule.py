@@ -162,7 +162,7 @@ class Schedule:
         self._inflight_cost = {_COMPILED: 0.0, _EAGER: 0.0}
         self.inflight: collections.Counter = collections.Counter()
         self.slow_inflight = 0
-        #: compile signatures each compiled group has run (its calls there are cheap now)
+        #: compile signatures each group has run in this campaign (its calls there are cheap now)
         self.warm: dict[Hashable, set[str]] = {k: set() for k in groups}
         self._first_cost = {k: expected_cost(g) for k, g in groups.items()}
         # every group walks the value cycle from an offset of its own
@@ -170,7 +170,7 @@ class Schedule:
         for k, g in groups.items():
             st = search.groups[k]
             if st.iterations == 0:
-                st.cost = max(st.cost, expected_cost(g))
+                st.cost = max(st.cost, self._first_cost[k])
         cross = [k for k, g in groups.items() if getattr(g, "relation", "") == "cross_library"]
         self.rng.shuffle(cross)
         self._floor = collections.deque(k for k in cross if search.groups[k].iterations < settings.floor)
