@@ -174,9 +174,10 @@ def pool_settings(libraries: Iterable[Any], out_dir: str | None = None) -> dict[
 
 
 def compile_cache_dir(out_dir: str, libraries: Iterable[Any]) -> str:
-    """``<out_dir>/cache/<key>``: where the workers keep compiled programs. The key names the
-    CPU and the libraries' versions (a program compiled for another CPU or by another version
-    must never be loaded), so an upgrade or a copied output folder starts a cache of its own."""
+    """``<out_dir>/cache/<key>`` (``{cache}`` in ``validation.toml``): a compile cache folder
+    keyed by the CPU and the libraries' versions (a program compiled for another CPU or by
+    another version must never be loaded), so an upgrade or a copied output folder starts a cache
+    of its own. JAX's cache lives there; ``validation.toml`` says why Inductor's does not."""
     import hashlib
     import os
     import platform
