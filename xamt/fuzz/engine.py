@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Mapping, Protocol
 
-from xamt.fuzz.schedule import Proposal, Schedule
+from xamt.fuzz.schedule import SLOW, Proposal, Schedule
 
 __all__ = ["Executor", "LocalExecutor", "Engine", "EngineStats"]
 
@@ -125,7 +125,7 @@ class Engine:
                     token = next(self._tokens)
                     self.inflight[token] = prop
                     self.stats.started += 1
-                    self.stats.slow_started += prop.lane == "slow"
+                    self.stats.slow_started += prop.lane == SLOW
                     self.executor.submit(token, self._make_item(self.groups[prop.key], prop))
                 if not self.inflight:
                     exhausted = True

@@ -163,13 +163,18 @@ class GroupInput:
         """What a compiler specialises a call on: each array's shape, dtype and structure and
         each literal and dtype argument, without the values (seeds, magnitudes, special-value
         rates). Two inputs with the same signature reuse one compiled program."""
+        cached = self.__dict__.get("_compile_signature")
+        if cached is not None:  # asked for every proposal and result of a campaign
+            return cached
         parts = []
         for slot, v in self.values.items():
             if v.is_array:
                 parts.append((slot, v.structure, [(list(r.shape), r.dtype) for r in v.all_recipes()]))
             else:
                 parts.append((slot, v.kind, v.structure, v.value))
-        return json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+        text = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+        object.__setattr__(self, "_compile_signature", text)  # inputs are immutable: safe to keep
+        return text
 
     def signature(self) -> str:
         """A short stable hash of the input's content (variant excluded), for de-duplication."""
