@@ -300,7 +300,9 @@ class Outcome:
     faulthandler traceback in ``stderr_tail``); ``max_rss_bytes`` is the peak resident size
     while the task ran (of the worker process); ``confirmed`` is set for crashed/timeout/oom
     when the pool confirms: whether a re-run in a fresh worker gave the same status
-    (``confirm_status``). ``failed_step`` is the index of the step that raised.
+    (``confirm_status``). ``failed_step`` is the index of the step that raised; ``mark`` the
+    latest step a task that died had marked with :func:`sandbox.mark` (None: none, or it did not
+    die), and ``mark_s`` how long before its death it was set.
     """
 
     status: Status
@@ -321,6 +323,8 @@ class Outcome:
     confirm_status: Optional[Status] = None
     tensors: Tuple[TensorInfo, ...] = ()
     task: Optional[Task] = field(default=None, repr=False, compare=False)
+    mark: Optional[int] = None
+    mark_s: Optional[float] = None
 
     @property
     def ok(self) -> bool:

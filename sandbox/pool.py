@@ -939,6 +939,9 @@ class SandboxPool(ZygoteClient, Deadlines):
                 stderr_tail=stderr, duration_s=max(0.0, dead_at - started_at), max_rss_bytes=max_rss,
                 worker_pid=w.pid, task=culprit.task,
             )
+            mark, marked_at = w.progress.read_mark()
+            if mark is not None:
+                outcome.mark, outcome.mark_s = mark, max(0.0, dead_at - marked_at)
             if status == Status.TIMEOUT:
                 outcome.error_message = f"killed after {culprit.timeout:g} s"
             elif wait_status is None and status == Status.CRASHED:

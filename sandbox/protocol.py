@@ -26,9 +26,11 @@ RESULT_FIELDS = ("id", "status", "value", "error_type", "error_message", "traceb
 STDOUT_FILE = "stdout.txt"
 STDERR_FILE = "stderr.txt"
 #: the page the worker shares with the pool: f64 start time of the latest task (monotonic clock),
-#: then u64 tasks started. The worker writes the time first, the pool reads the count first.
+#: then u64 tasks started, then u64 the running task's latest mark plus one (0: none; see
+#: :func:`sandbox.mark`) and f64 when it was set. The worker writes the time first, the pool
+#: reads the count first.
 PROGRESS_FILE = "progress"
-PROGRESS_SIZE = 16
+PROGRESS_SIZE = 32
 
 
 class ProgressPage:
@@ -47,8 +49,19 @@ class ProgressPage:
         self._count = memoryview(self._map).cast("Q")
 
     def publish(self, count: int, started_at: float) -> None:
+        self._count[2] = 0
         self._time[0] = started_at
         self._count[1] = count
+
+    def mark(self, step: int, at: float) -> None:
+        """The running task says it has reached ``step`` (a non-negative integer) at ``at``."""
+        self._time[3] = at
+        self._count[2] = step + 1
+
+    def read_mark(self) -> "tuple[int | None, float]":
+        """The running task's latest mark (None: it set none) and when it was set."""
+        value = self._count[2]
+        return (value - 1 if value else None), self._time[3]
 
     def read(self) -> "tuple[int, float]":
         """(tasks started, start time of the latest)."""

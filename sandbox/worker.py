@@ -61,6 +61,21 @@ _getrusage, _RUSAGE_SELF = resource.getrusage, getattr(resource, "RUSAGE_THREAD"
 _TRACEBACK_LINE_LIMIT = 4096
 
 
+#: this worker's progress page (None outside a worker)
+_PAGE: Optional[ProgressPage] = None
+
+
+def mark(step: int) -> None:
+    """Say that the running task has reached ``step`` (a non-negative integer, such as the index
+    of the item it starts now). A task that dies carries its latest mark in
+    :attr:`Outcome.mark <sandbox.Outcome.mark>`, so a task of many items can tell which one
+    killed it. One aligned store to a shared page (well under a microsecond); a no-op outside a
+    sandbox worker."""
+    page = _PAGE
+    if page is not None:
+        page.mark(step, _monotonic())
+
+
 def bounded(text: str, limit: int) -> str:
     """``text`` cut to about ``limit`` characters, saying how much was dropped."""
     if len(text) <= limit:
@@ -220,6 +235,8 @@ class Worker:
         faulthandler.register(signal.SIGUSR1, file=self.stderr, all_threads=True)
 
         self._progress = ProgressPage(os.path.join(self.workdir, PROGRESS_FILE))
+        global _PAGE
+        _PAGE = self._progress
         os.chdir(self.workdir)
         os.utime(self.workdir, ns=(0, 0))  # see _clean_workdir
         info = os.stat(self.workdir)

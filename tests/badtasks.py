@@ -63,6 +63,20 @@ def crash_marked() -> None:
     ctypes.string_at(0)
 
 
+def steps_then(fail_at: int, how: str = "segfault", steps: int = 5) -> int:
+    """Walk ``steps`` steps, marking each (sandbox.mark); at ``fail_at`` segfault or hang."""
+    from sandbox import mark
+
+    for step in range(steps):
+        mark(step)
+        if step == fail_at:
+            if how == "hang":
+                while True:
+                    pass
+            ctypes.string_at(0)
+    return steps
+
+
 # --- hangs ----------------------------------------------------------------------------------
 
 def endless_loop() -> None:

@@ -62,6 +62,31 @@ def test_executor_batches_isolates_crashes_and_memoises(pool, adapters):
     assert ex.stats["memo_hits"] == 3
 
 
+def test_a_death_the_task_marked_is_not_run_again_unless_deaths_are_confirmed(pool, adapters):
+    g = unary("x:abs/generic", [("numpy", "numpy.abs", "numpy:abs"),
+                                ("crashy", "tests.groups.crashers.segfault", "tests.groups.crashers:segfault"),
+                                ("numpy", "numpy.absolute", "numpy:absolute")])
+    inp = seed_inputs(g)[0]
+    fuzzing = GroupExecutor(pool, adapters, timeout=10, confirm_deaths=False)
+    deaths = pool.stats["deaths"]
+    run = fuzzing.run([ExecItem(g, inp)])[0]
+    assert [r.status for r in run.results] == ["ok", "crashed", "ok"]
+    assert run.results[1].outcome.signal_name == "SIGSEGV" and run.results[1].outcome.mark == 1
+    # only the two members that did not die run again, and the worker died once, not twice
+    assert fuzzing.stats["solo_tasks"] == 2 and pool.stats["deaths"] == deaths + 1
+    # the worker seconds of the dead group task count with the runs after it
+    assert run.task_s >= sum(r.duration_s for r in run.results) > 0
+
+
+def test_a_call_over_the_items_limit_ends_as_a_timeout(pool, adapters):
+    g = unary("x:abs/generic", [("numpy", "numpy.abs", "numpy:abs"),
+                                ("crashy", "tests.groups.crashers.slow_abs", "tests.groups.crashers:slow_abs")])
+    ex = GroupExecutor(pool, adapters, timeout=30, confirm_deaths=False)
+    run = ex.run([ExecItem(g, seed_inputs(g)[0], limit=0.5)])[0]
+    assert [r.status for r in run.results] == ["ok", "timeout"]
+    assert run.task_s < 5  # 0.5 s and a second for the other member, not the 30 s allowance
+
+
 def test_incomplete_plans_and_missing_slots_are_skipped(pool, adapters):
     ok = member("numpy", "numpy.abs", "numpy:abs", [(0, "x", 0, None, True)])
     incomplete = member("numpy", "numpy.f", "numpy:abs", [(0, "x", 0, None, True)], unmatched=["weights"])

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import itertools
 from types import SimpleNamespace
 
 import numpy as np
@@ -158,3 +159,60 @@ def test_cross_library_groups_come_first_in_the_slow_lane():
     first = slow[:8]
     assert sum(k.startswith("x") for k in first) >= 5, slow
     assert {f"x{i}" for i in range(8)} <= set(slow)
+
+
+def test_the_floor_round_goes_in_bursts_of_one_group():
+    settings = dataclasses.replace(load_settings(), floor=30, floor_burst=10, group_inflight=1)
+    groups = [group(f"x{i}") for i in range(20)]
+    sched, search, _ = make(groups, settings)
+    order = []
+    for _ in range(60):
+        (prop,) = sched.propose(1, 10.0)
+        order.append(prop.key)
+        sched.done(prop, 0.001, ran=True, rate=1.0)  # slow: every draw goes to the floor
+        search.report(prop.key, prop.input, 0.0, cost=0.001)
+    # runs of ten: a group keeps its turn for a burst, while its compiled programs are cached
+    runs = [len(list(g)) for _, g in itertools.groupby(order)]
+    assert runs == [10] * 6
+
+
+def test_a_group_has_few_iterations_in_flight_and_one_after_it_killed_a_worker():
+    settings = dataclasses.replace(load_settings(), group_inflight=3)
+    sched, search, _ = make([group("a", cross=False)], settings)
+    props = sched.propose(10, 0.0)
+    assert len(props) == 3
+    for p in props[1:]:
+        finish(sched, search, p)
+    sched.done(props[0], 5.0, ran=True, deaths=1, workers=(11,), killed=(11,))
+    assert len(sched.propose(10, 0.0)) == 1
+
+
+def test_a_group_is_cold_again_once_the_worker_holding_it_died_or_it_moved():
+    sched, search, _ = make([group("jaxish", first_call=1.5, cross=False), group("other", first_call=1.5, cross=False)])
+    (slow,) = [p for p in sched.propose(2, 0.0) if p.lane == SLOW]
+    sched.done(slow, 1.0, ran=True, workers=(7,))
+    assert sched.warm[slow.key]
+    other = "other" if slow.key == "jaxish" else "jaxish"
+    # another group's call kills worker 7: what it held is gone
+    (prop,) = [p for p in sched.propose(4, 0.0) if p.key == other][:1] or [None]
+    if prop is None:
+        pytest.skip("no proposal of the other group")  # pragma: no cover
+    sched.done(prop, 5.0, ran=False, deaths=1, workers=(7,), killed=(7,))
+    assert not sched.warm[slow.key]
+    # a group that ran on worker 8 and then shows up on worker 9 is cold there
+    sched.done(dataclasses.replace(slow, lane=FAST), 0.1, ran=True, workers=(8,))
+    assert sched.warm[slow.key]
+    sched.inflight[slow.key] += 1
+    sched.done(dataclasses.replace(slow, lane=FAST, input=Inp(5)), 0.1, ran=True, workers=(9,))
+    assert sched.warm[slow.key] == {"5"}
+
+
+def test_the_call_limit_follows_the_groups_own_calls():
+    settings = load_settings()
+    sched, search, _ = make([group("a", first_call=0.002, cross=False)], settings)
+    (prop,) = sched.propose(1, 0.0)
+    assert sched.call_limit(prop, 10.0) == settings.hang_floor_s  # fast calls: the floor
+    sched.done(prop, 0.5, ran=True, slowest_call=0.1)
+    (prop,) = sched.propose(1, 0.0)
+    assert sched.call_limit(prop, 10.0) == pytest.approx(min(10.0, settings.hang_factor * 0.1))
+    assert sched.call_limit(dataclasses.replace(prop, lane=SLOW), 10.0) is None

@@ -191,6 +191,18 @@ def test_a_timeout_inside_a_batch_is_attributed_and_dumps_the_stack():
     assert 1.0 <= outcomes[3].duration_s < 5
 
 
+def test_a_dead_task_names_the_step_it_marked_last():
+    with SandboxPool(workers=1, spares=0, batch_size=4, timeout=1.0, confirm=False) as pool:
+        crash, hang, done, unmarked = pool.run([
+            Task(BAD + "steps_then", (2,)), Task(BAD + "steps_then", (3, "hang")),
+            Task(BAD + "steps_then", (-1,)), Task(BAD + "segfault")])
+    assert crash.status == Status.CRASHED and crash.mark == 2 and 0 <= crash.mark_s < 1
+    assert hang.status == Status.TIMEOUT and hang.mark == 3 and 0.9 <= hang.mark_s < 5
+    assert done.ok and done.value == 5 and done.mark is None  # only a death carries its mark
+    # a task that set no mark of its own names none (the page is reset per task)
+    assert unmarked.status == Status.CRASHED and unmarked.mark is None
+
+
 def test_per_task_timeout_overrides_the_pool_default(numpy_pool):
     slow, fast = numpy_pool.run([Task(BAD + "sleep", (3,), timeout=0.3), Task(BAD + "sleep", (0.05,), timeout=2)])
     assert slow.status == Status.TIMEOUT and 0.3 <= slow.duration_s < 2.5

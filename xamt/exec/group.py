@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Generator, Iterable, Mapping, Sequence
 
@@ -119,6 +120,11 @@ class ExecItem:
     #: seconds each member's call may take at least (None: the executor's allowance); a call
     #: expected to compile (the campaign's slow lane) gets the compiled allowance
     timeout: float | None = None
+    #: seconds each eager member's call may take at most, below the allowance (None: no cap;
+    #: compiled members keep theirs): a campaign ends a call that runs far beyond what its
+    #: group's calls take early, and triage then tells a hang from a slow call under the full
+    #: allowance
+    limit: float | None = None
 
 
 @dataclass
@@ -129,6 +135,12 @@ class GroupRun:
     members: list[int]
     results: list[MemberResult]
     values: dict[int, Any] | None = field(default=None, repr=False)
+    #: worker seconds of every sandbox task this item took (a task that died counts in full,
+    #: and so do the member-by-member runs after it); the members' ``duration_s`` count calls only
+    task_s: float = 0.0
+    #: process ids of the workers that ran its tasks, in order, and of those its tasks killed
+    workers: tuple[int, ...] = ()
+    killed: tuple[int, ...] = ()
 
     @property
     def group(self) -> Any:
@@ -209,6 +221,10 @@ def _worker_environment() -> dict[str, str]:
     return dict(env)
 
 
+#: outcome statuses of a task that killed its worker
+_DEATHS = frozenset({"crashed", "timeout", "oom"})
+
+
 def _affinity(group: Any) -> str | None:
     """The sandbox affinity key of a group's tasks (its key)."""
     key = getattr(group, "key", None)
@@ -225,7 +241,7 @@ class GroupExecutor:
 
     def __init__(self, pool: Any, libraries: Mapping[str, Any] | None = None, *,
                  timeout: float = 10.0, max_task_timeout: float = 300.0, memo: bool = False,
-                 compiled_timeout: float | None = None):
+                 compiled_timeout: float | None = None, confirm_deaths: bool = True):
         if libraries is None:
             from xamt.libraries.registry import Registry
 
@@ -236,6 +252,9 @@ class GroupExecutor:
         # a compiled call pays its compilation (torch.compile's first call in a worker: ~15 s)
         self.compiled_timeout = float(compiled_timeout) if compiled_timeout else max(60.0, self.timeout)
         self.max_task_timeout = float(max_task_timeout)
+        # a member that kills its worker alone is run again on a fresh one (sandbox
+        # confirmation) unless the caller verifies deaths itself: a campaign's triage does
+        self.confirm_deaths = bool(confirm_deaths)
         self._specs: dict[int, tuple[Any, str, bytes]] = {}
         # call key -> result: the same call on the same values is run once (a registry build
         # meets one API in many groups); off for fuzzing, where a repeat is evidence
@@ -279,7 +298,15 @@ class GroupExecutor:
         # A task of several members that dies is isolated member by member (each of those is
         # confirmed): a confirmation of the whole would only repeat the death.
         return Task(RUN_MEMBERS, args=(specs, values, options), timeout=min(self.max_task_timeout, limit),
-                    affinity=_affinity(group), confirm=None if len(specs) == 1 else False)
+                    affinity=_affinity(group),
+                    confirm=None if len(specs) == 1 and self.confirm_deaths else False)
+
+    def _limit(self, item: ExecItem, member: Any) -> float:
+        """Seconds one call of ``member`` may take in ``item`` (times its repeat count)."""
+        limit = max(self.member_timeout(member), item.timeout or 0.0)
+        if item.limit is not None and member.call != "compiled":
+            limit = min(limit, item.limit)
+        return limit * max(1, item.repeat)
 
     def member_timeout(self, member: Any) -> float:
         """Wall-clock allowance of one call of ``member`` (times the repeat count)."""
@@ -334,21 +361,40 @@ class GroupExecutor:
             if run_idx:
                 specs = [list(self.spec(item.group.members[members[k]])) for k in run_idx]
                 options = {"repeat": item.repeat, "normalise": norm}
-                limits = [max(self.member_timeout(item.group.members[members[k]]), item.timeout or 0.0)
-                          * max(1, item.repeat) for k in run_idx]
-                # the slowest member's allowance and a second for each other: members take
+                limits = [self._limit(item, item.group.members[members[k]]) for k in run_idx]
+                # the slowest member's allowance and a second for the others: members take
                 # milliseconds, and a task that runs out is re-run member by member, each with
                 # its full allowance (a hang then costs one allowance, not the sum of all)
-                tasks.append(self._task(specs, values, options, max(limits) + len(limits) - 1.0, item.group))
+                tasks.append(self._task(specs, values, options, max(limits) + min(1.0, len(limits) - 1.0),
+                                        item.group))
                 owners.append((len(prepared) - 1, run_idx, specs, options, keys, limits))
         outcomes = (yield tasks) if tasks else []
         self.stats["group_tasks"] += len(tasks)
+        task_s = [0.0] * len(prepared)
+        pids: list[list[int]] = [[] for _ in prepared]
+        killed: list[list[int]] = [[] for _ in prepared]
+
+        def count(p: int, outcome: Any) -> None:
+            task_s[p] += float(getattr(outcome, "duration_s", 0.0) or 0.0)
+            pid = getattr(outcome, "worker_pid", None)
+            if pid is not None:
+                pids[p].append(pid)
+                if outcome.status in _DEATHS and outcome.error_type is None:
+                    killed[p].append(pid)
+
         solo_tasks, solo_owners = [], []
         for (p, run_idx, specs, options, keys, limits), outcome in zip(owners, outcomes):
             item, members, results, values = prepared[p]
+            count(p, outcome)
             decoded = self._decode(outcome, len(run_idx))
             if decoded is None:  # the group task died or its result is unusable: isolate
-                for k, spec, limit in zip(run_idx, specs, limits):
+                culprit = self._culprit(outcome, limits)
+                for j, (k, spec, limit) in enumerate(zip(run_idx, specs, limits)):
+                    if j == culprit:  # it died in this member: that is its result
+                        results[k] = MemberResult(str(outcome.status), error_type=outcome.error_type,
+                                                  error_message=outcome.error_message or outcome.summary(),
+                                                  duration_s=outcome.duration_s, outcome=outcome)
+                        continue
                     solo_tasks.append(self._task([spec], values, options, limit, item.group))  # type: ignore[arg-type]
                     solo_owners.append((p, k, keys.get(k)))
                 continue
@@ -360,6 +406,7 @@ class GroupExecutor:
             self.stats["solo_tasks"] += len(solo_tasks)
             solo_outcomes = yield solo_tasks
             for (p, k, key), outcome in zip(solo_owners, solo_outcomes):
+                count(p, outcome)
                 decoded = self._decode(outcome, 1)
                 if decoded is None:
                     res = MemberResult(str(outcome.status), error_type=outcome.error_type,
@@ -372,11 +419,28 @@ class GroupExecutor:
                 if key is not None and self.memo is not None and res.status != "cancelled":
                     self.memo[key] = res
         runs = []
-        for item, members, results, values in prepared:
+        for p, (item, members, results, values) in enumerate(prepared):
             self.stats["members_run"] += sum(1 for r in results if r is not None and r.status != "skipped")
             runs.append(GroupRun(item, members, [r if r is not None else MemberResult("cancelled")
-                                                 for r in results], values))
+                                                 for r in results], values, task_s=task_s[p],
+                                 workers=tuple(pids[p]), killed=tuple(killed[p])))
         return runs
+
+    def _culprit(self, outcome: Any, limits: Sequence[float]) -> int | None:
+        """The member (index into the task's) a group task died in, when its death may stand
+        without a run of its own: this executor does not confirm deaths, the task marked the
+        member (:func:`sandbox.mark`), and a timeout came after that member's own allowance
+        (one that came sooner, the members before it having used up the task's, is no verdict).
+        A task that returned, or raised, names none."""
+        n = len(limits)
+        if self.confirm_deaths or n < 2 or outcome.status not in _DEATHS:
+            return None
+        mark = getattr(outcome, "mark", None)
+        if not isinstance(mark, int) or not 0 <= mark < n:
+            return None
+        if outcome.status == "timeout" and (outcome.mark_s or 0.0) < limits[mark]:
+            return None
+        return mark
 
     @staticmethod
     def _decode(outcome: Any, n: int) -> list[MemberResult] | None:

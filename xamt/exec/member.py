@@ -334,8 +334,11 @@ def run_members(members: Sequence[Sequence[Any]], values: Mapping[int, Any],
     options = options or {}
     repeat = int(options.get("repeat", 1))
     norm = options.get("normalise")
+    from sandbox import mark
+
     out = []
-    for mid, spec_bytes in members:
+    for k, (mid, spec_bytes) in enumerate(members):
+        mark(k)  # a death names the member that caused it (Outcome.mark)
         prep = prepared(mid, spec_bytes)
         out.append(_run_one(prep, values, repeat, norm))
     return out

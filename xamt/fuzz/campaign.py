@@ -250,7 +250,8 @@ class _Fuzzer:
         self.groups = {g.key: g for g in groups}
         self.adapters = adapters
         self.kinds = ErrorKinds.load()
-        self.executor = GroupExecutor(pool, adapters, timeout=cfg.timeout)
+        # a death in fuzzing is not confirmed in the pool: triage runs it again anyway
+        self.executor = GroupExecutor(pool, adapters, timeout=cfg.timeout, confirm_deaths=False)
         # triage runs on a thread of its own with its own executor over the same pool
         self.triage = Triage(GroupExecutor(pool, adapters, timeout=cfg.timeout), adapters, self.kinds,
                              Path(cfg.out), minimise_budget=cfg.minimise_budget,
@@ -276,6 +277,10 @@ class _Fuzzer:
         self.finding_times: list[float] = []
         #: seconds of every iteration that ran in the slow lane: (group, compile signature, s)
         self.compiles: list[tuple[str, str, float]] = []
+        #: worker seconds by where they went (see _account), carried over by a resumed campaign
+        self.worker_time: collections.Counter = collections.Counter(campaign.settings.get("worker_s", {}))
+        self.worker_iterations: collections.Counter = collections.Counter(campaign.settings.get("worker_iterations", {}))
+        self.worker_time_by_group: collections.Counter = collections.Counter()
         self._dirty: set[str] = set()
         self._since_checkpoint = 0
         self._last_checkpoint = 0.0
@@ -364,6 +369,9 @@ class _Fuzzer:
         s["finding_times_s"] = [round(t, 2) for t in self.finding_times[:10]]
         if self.schedule is not None:
             s["schedule"] = self.schedule.summary()
+        s["worker_s"] = {k: round(v, 3) for k, v in sorted(self.worker_time.items())}
+        s["worker_iterations"] = dict(sorted(self.worker_iterations.items()))
+        s["costliest_groups"] = [[k, round(v, 3)] for k, v in self.worker_time_by_group.most_common(20)]
         s["compile_s"] = round(sum(c[2] for c in self.compiles), 3)
         s["compiles"] = [[k, hashlib.blake2b(sig.encode(), digest_size=6).hexdigest(), round(t, 4)]
                          for k, sig, t in self.compiles[:5000]]
@@ -483,14 +491,20 @@ class _Fuzzer:
     # -- the engine's callbacks --------------------------------------------------------------
     def on_result(self, prop: Proposal, run: Any) -> None:
         key = prop.key
-        seconds = sum(r.duration_s for r in run.results)
+        # worker seconds: a task that died and the member-by-member runs after it count in full
+        seconds = max(run.task_s, sum(r.duration_s for r in run.results))
         ran = any(r.status not in ("skipped", "cancelled") for r in run.results)
         d, novel = self.judge(run)
         assert self.schedule is not None
         if prop.lane == SLOW:
             self.compiles.append((key, prop.input.compile_signature(), seconds))
         deaths = sum(1 for r in run.results if r.status in DEATH_STATUSES)
-        self.schedule.done(prop, seconds, ran, rate=self._rate_now(), deaths=deaths)
+        self._account(prop, run, seconds, deaths)
+        returned = [r.duration_s for r in run.results if r.status not in DEATH_STATUSES
+                    and r.status not in ("skipped", "cancelled", "unserializable")]
+        self.schedule.done(prop, seconds, ran, rate=self._rate_now(), deaths=deaths,
+                           slowest_call=max(returned) if returned else None,
+                           workers=run.workers, killed=run.killed)
         self.search.report(key, prop.input, d, cost=seconds, novel=novel)
         if all(r.status == "skipped" for r in run.results):
             self.search.retire(key)
@@ -499,6 +513,27 @@ class _Fuzzer:
         self._since_checkpoint += 1
         if self._since_checkpoint >= self.window:  # a kill loses at most one window of results
             self.checkpoint(list(self._dirty), self.start_elapsed + self.elapsed())
+
+    def _account(self, prop: Proposal, run: Any, seconds: float, deaths: int) -> None:
+        """Where the workers' time went (the campaign's settings keep it): by lane, by whether
+        the group had run the input's compile signature before, and on calls that died."""
+        assert self.schedule is not None
+        t = self.worker_time
+        if prop.lane == SLOW:
+            where = "slow_lane"
+        elif prop.input.compile_signature() in self.schedule.warm.get(prop.key, ()):
+            where = "known_signature"
+        else:
+            where = "new_signature"
+        kinds = [where, "structural" if prop.op == "structural" else "new_values"]
+        if any(r.status == "timeout" for r in run.results):
+            kinds.append("with_timeout")
+        if deaths:
+            kinds.append("with_death")
+        for kind in kinds:
+            t[kind] += seconds
+            self.worker_iterations[kind] += 1
+        self.worker_time_by_group[prop.key] += seconds
 
     def _rate_now(self) -> float:
         if len(self._rates) < 2:
@@ -578,10 +613,12 @@ class _Fuzzer:
         first call took in the registry build, if that is more than the hang allowance (compiled
         members get the compiled allowance anyway): a worker killed for a slow first call loses
         every program it compiled, and what it compiles next is slower."""
-        allowance = None
-        if prop.lane == SLOW and self.schedule is not None:
-            allowance = max(self.cfg.timeout, 5.0 * self.schedule.first_call_s(prop.key))
-        return ExecItem(group, prop.input, tag=prop.key, timeout=allowance)
+        allowance = limit = None
+        if self.schedule is not None:
+            if prop.lane == SLOW:
+                allowance = max(self.cfg.timeout, 5.0 * self.schedule.first_call_s(prop.key))
+            limit = self.schedule.call_limit(prop, self.cfg.timeout)
+        return ExecItem(group, prop.input, tag=prop.key, timeout=allowance, limit=limit)
 
     def _grace(self) -> float:
         return min(30.0, 0.05 * self.cfg.budget_s)

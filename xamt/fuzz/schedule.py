@@ -12,8 +12,9 @@ campaign's time with that ranking under three rules, all the same for every grou
   operation for each new shape and dtype, eager or not), at a compile signature it has not run
   yet (:meth:`~xamt.inputs.model.GroupInput.compile_signature`). At most ``slow_lanes`` of them
   are in flight, so the other workers keep serving cheap groups.
-- **A floor.** Every cross-library group gets ``floor`` iterations, drawn round-robin beside the
-  guided draws at a rate that reaches the floor before ``floor_by`` of the budget has passed.
+- **A floor.** Every cross-library group gets ``floor`` iterations, drawn round-robin in bursts
+  of ``floor_burst`` (while its compiled programs are still cached) beside the guided draws, at
+  a rate that reaches the floor before ``floor_by`` of the budget has passed.
 - **A cap per group.** A group that has taken more than ``group_cap_factor`` times the average
   group's time (and at least ``group_cap_s``) waits until the others catch up: one that hangs
   or crashes on every input costs seconds per iteration, and must not eat the budget of
@@ -64,6 +65,7 @@ class ScheduleSettings:
     compiled_share: float = 0.2
     floor: int = 100
     floor_by: float = 0.6
+    floor_burst: int = 25
     window_per_worker: int = 32
     slow_lanes: int = 1
     checkpoint_seconds: float = 2.0
@@ -71,6 +73,10 @@ class ScheduleSettings:
     group_cap_factor: float = 20.0
     slow_first_call_s: float = 0.05
     death_cost_s: float = 5.0
+    hang_floor_s: float = 2.0
+    hang_factor: float = 50.0
+    first_call_factor: float = 3.0
+    group_inflight: int = 4
 
 
 def load_settings(path: str | Path | None = None) -> ScheduleSettings:
@@ -103,10 +109,11 @@ def load_settings(path: str | Path | None = None) -> ScheduleSettings:
     for name in ("structural", "structural_compiled", "compiled_share", "floor_by"):
         if not 0.0 <= getattr(s, name) <= 1.0:
             raise DataFileError(f"{where} [schedule]: {name} must be within [0, 1]")
-    if (s.window_per_worker < 1 or s.slow_lanes < 1 or s.floor < 0 or s.checkpoint_seconds <= 0
-            or s.group_cap_s <= 0 or s.group_cap_factor <= 0):
-        raise DataFileError(f"{where} [schedule]: window_per_worker and slow_lanes must be at least 1, "
-                            f"floor non-negative, checkpoint_seconds and the group cap positive")
+    if (s.window_per_worker < 1 or s.slow_lanes < 1 or s.group_inflight < 1 or s.floor_burst < 1 or s.floor < 0 or s.checkpoint_seconds <= 0
+            or s.group_cap_s <= 0 or s.group_cap_factor <= 0 or s.hang_floor_s <= 0 or s.hang_factor <= 0
+            or s.first_call_factor <= 0):
+        raise DataFileError(f"{where} [schedule]: window_per_worker, slow_lanes, group_inflight and floor_burst must be at least 1, "
+                            f"floor non-negative, checkpoint_seconds, the group cap and the hang limits positive")
     return s
 
 
@@ -162,9 +169,21 @@ class Schedule:
         self._inflight_cost = {_COMPILED: 0.0, _EAGER: 0.0}
         self.inflight: collections.Counter = collections.Counter()
         self.slow_inflight = 0
-        #: compile signatures each group has run in this campaign (its calls there are cheap now)
+        #: compile signatures each group has run on the worker that holds it now (its calls
+        #: there are cheap), that worker's process id, and the groups each worker holds
         self.warm: dict[Hashable, set[str]] = {k: set() for k in groups}
+        self._home: dict[Hashable, int] = {}
+        self._held: dict[int, set[Hashable]] = {}
         self._first_cost = {k: expected_cost(g) for k, g in groups.items()}
+        # the slowest single call of each group: the registry build's first calls until the
+        # campaign has seen the group's own in the fast lane (see call_limit)
+        self._slowest_first = {k: max((float(getattr(mi, "seconds", 0.0) or 0.0)
+                                       for mi in getattr(g, "member_info", ())), default=0.0)
+                               for k, g in groups.items()}
+        self._slowest_call = dict(self._slowest_first)
+        self._seen_fast: set[Hashable] = set()
+        #: groups whose latest iteration killed its worker: one iteration in flight at a time
+        self._suspect: set[Hashable] = set()
         # every group walks the value cycle from an offset of its own
         self._phase = {k: int(self.rng.integers(len(settings.cycle))) for k in groups}
         for k, g in groups.items():
@@ -175,6 +194,7 @@ class Schedule:
         self.rng.shuffle(cross)
         self._floor = collections.deque(k for k in cross if search.groups[k].iterations < settings.floor)
         self._floor_set = set(self._floor)
+        self._burst: dict[Hashable, int] = {}  # iterations of the current burst, per floor group
         #: floor groups whose first call is slow and has not run: they come first in the slow lane
         self._cold_floor = {k for k in self._floor_set if self._needs_warmth(k) and not search.groups[k].iterations}
         self.floor_deficit = sum(max(0, settings.floor - search.groups[k].iterations) for k in self._floor)
@@ -223,21 +243,42 @@ class Schedule:
         return float(min(1.0, max(0.25, self.floor_deficit / (self._rate * left))))
 
     def _floor_proposal(self) -> Proposal | None:
+        """The next floor iteration. The round goes in bursts: the group at the head of the
+        round gets ``floor_burst`` iterations before it moves to the back, so its compiled
+        programs (JAX's and XLA's caches are LRU caches of a few thousand entries per worker)
+        are still there for the next one; a round of single iterations over hundreds of
+        groups would compile most of them again at every visit."""
         floor = self.settings.floor
-        for _ in range(min(len(self._floor), _TRIES)):
-            key = self._floor.popleft()
+        looked = 0
+        i = 0
+        while i < len(self._floor) and looked < _TRIES:
+            key = self._floor[i]
             st = self.search.groups[key]
             if st.retired or st.iterations + self.inflight[key] >= floor:
+                del self._floor[i]  # done (or in flight up to the floor): leaves the round
                 self._cold_floor.discard(key)
-                continue  # done (or in flight up to the floor): leaves the round
-            self._floor.append(key)
+                self._burst.pop(key, None)
+                continue
+            looked += 1
             if key in self.capped:
                 self._cold_floor.discard(key)
-                continue  # over its cap: its turn comes again when the others caught up
+                self._rotate(i)  # over its cap: its turn comes again when the others caught up
+                continue
             prop = self._derive(key)
             if prop is not None:
-                return prop  # else its first call must wait for the slow lane: the next one
+                self._burst[key] = self._burst.get(key, 0) + 1
+                if self._burst[key] >= self.settings.floor_burst:
+                    self._rotate(i)
+                return prop
+            i += 1  # its own iterations are in flight, or its first call waits for the slow lane
         return None
+
+    def _rotate(self, i: int) -> None:
+        """Move the ``i``-th group of the floor round to its back, its burst over."""
+        key = self._floor[i]
+        del self._floor[i]
+        self._floor.append(key)
+        self._burst.pop(key, None)
 
     def _guided_proposal(self, keys: Sequence[Hashable]) -> Proposal | None:
         for key in self.search.pick(keys, _TRIES) if keys else ():
@@ -262,6 +303,19 @@ class Schedule:
             keys = [k for k in keys if self.warm[k]]  # only what runs without compiling
         return self._guided_proposal(keys)
 
+    def call_limit(self, prop: Proposal, timeout: float) -> float | None:
+        """Seconds each eager member's call of ``prop`` may take before it is ended as a
+        timeout: ``hang_factor`` times the slowest call its group made in the fast lane (the
+        registry build's timing before the first), and at least ``first_call_factor`` times its
+        slowest first call in the registry build (a worker that has just started compiles
+        again) and ``hang_floor_s``; at most ``timeout``. None in the slow lane, where a call
+        may compile for as long as its allowance says."""
+        if prop.lane == SLOW:
+            return None
+        s = self.settings
+        return min(float(timeout), max(s.hang_floor_s, s.hang_factor * self._slowest_call[prop.key],
+                                        s.first_call_factor * self._slowest_first[prop.key]))
+
     def first_call_s(self, key: Hashable) -> float:
         """Seconds the registry build timed for ``key``'s first call (all members)."""
         return self._first_cost[key]
@@ -277,6 +331,8 @@ class Schedule:
         structural change. A call expected to be slow (:meth:`_needs_warmth`, at a signature
         the group has not run) goes to the slow lane; when that is full, only signatures the
         group has run are drawn (None when it has none)."""
+        if self.inflight[key] >= (1 if key in self._suspect else self.settings.group_inflight):
+            return None  # its own iterations are queued on one worker (affinity) already
         slow_free = self.slow_inflight < self.settings.slow_lanes
         careful = self._needs_warmth(key)
         warm = self.warm[key]
@@ -312,13 +368,25 @@ class Schedule:
 
     # -- feedback ----------------------------------------------------------------------------
     def done(self, prop: Proposal, seconds: float, ran: bool, rate: float | None = None,
-             deaths: int = 0) -> None:
+             deaths: int = 0, slowest_call: float | None = None,
+             workers: Sequence[int] = (), killed: Sequence[int] = ()) -> None:
         """``prop`` finished after ``seconds`` of worker time (call it before the search hears of
         the iteration). ``ran``: some member returned or raised, so its signature is compiled
         now; ``rate``: the campaign's current iterations per second (paces the floor);
         ``deaths``: workers it killed (each costs its compiled programs: ``death_cost_s`` more
-        against the group's cap)."""
+        against the group's cap); ``slowest_call``: the longest single call that returned or
+        raised (it sets the group's :meth:`call_limit`); ``workers``: the process ids of the
+        workers that ran it, the last one now holding the group's compiled programs, and
+        ``killed`` those it killed, whose compiled programs are gone (every group they held
+        is cold again)."""
         cls = self.classes[prop.key]
+        if slowest_call is not None and prop.lane == FAST:
+            key = prop.key
+            if key in self._seen_fast:
+                self._slowest_call[key] = max(self._slowest_call[key], slowest_call)
+            else:  # the first fast-lane figure replaces the registry's first-call timing
+                self._seen_fast.add(key)
+                self._slowest_call[key] = slowest_call
         self.inflight[prop.key] -= 1
         if not self.inflight[prop.key]:
             del self.inflight[prop.key]
@@ -326,7 +394,9 @@ class Schedule:
         self.spent[cls] += max(0.0, seconds)
         if prop.lane == SLOW:
             self.slow_inflight -= 1
-        else:
+        if prop.lane == FAST or deaths:
+            # a compilation is not charged; a call that died in the slow lane is (a group that
+            # hangs at every new signature would hold the slow lane otherwise)
             self.charged[prop.key] += max(0.0, seconds) + deaths * self.settings.death_cost_s
             if prop.key not in self.capped and self.charged[prop.key] > self._cap():
                 self.capped.add(prop.key)
@@ -339,8 +409,26 @@ class Schedule:
             if back:
                 self.capped -= back
                 self._open_keys = None
+        if deaths:
+            self._suspect.add(prop.key)
+        else:
+            self._suspect.discard(prop.key)
+        for pid in killed:
+            for k in self._held.pop(pid, ()):
+                self.warm[k].clear()
+                self._home.pop(k, None)
+        home = workers[-1] if workers and workers[-1] not in killed else None
+        if home is not None and self._home.get(prop.key) != home:
+            # another worker runs the group now: what the old one compiled is not there
+            old = self._home.get(prop.key)
+            if old is not None:
+                self._held.get(old, set()).discard(prop.key)
+            self.warm[prop.key].clear()
+            self._home[prop.key] = home
+            self._held.setdefault(home, set()).add(prop.key)
         if ran:
-            self.warm[prop.key].add(prop.input.compile_signature())
+            if home is not None or not workers:
+                self.warm[prop.key].add(prop.input.compile_signature())
             self._cold_floor.discard(prop.key)
         if prop.key in self._floor_set and self.search.groups[prop.key].iterations < self.settings.floor:
             self.floor_deficit = max(0, self.floor_deficit - 1)
