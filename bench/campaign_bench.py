@@ -93,6 +93,9 @@ def _figures(out: Path) -> dict:
         "first_finding_s": times[0] if times else None,
         "tenth_finding_s": times[9] if len(times) >= 10 else None,
         "schedule": settings.get("schedule", {}),
+        # where the workers' time went, as the campaign counted it, and the pool's counters
+        "worker_s": settings.get("worker_s", {}), "worker_iterations": settings.get("worker_iterations", {}),
+        "costliest_groups": settings.get("costliest_groups", [])[:10], "pool": settings.get("pool", {}),
     }
 
 

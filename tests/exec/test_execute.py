@@ -133,3 +133,13 @@ def test_abstract_probe_traces_without_running(pool, adapters):
                    {"jax": "jax:eval_shape"})
     assert res[0]["int32"][0] == "ok"
     assert res[1]["int32"][0] == "ok" and res[1]["float64"][0] == "raised"  # popcount wants integers
+
+
+def test_an_items_limit_caps_every_members_allowance_and_its_timeout_raises_it(pool, adapters):
+    from types import SimpleNamespace
+
+    ex = GroupExecutor(pool, adapters, timeout=10, compiled_timeout=60)
+    eager, compiled = SimpleNamespace(call="function"), SimpleNamespace(call="compiled")
+    assert ex._limit(ExecItem(None, None), eager) == 10 and ex._limit(ExecItem(None, None), compiled) == 60
+    assert ex._limit(ExecItem(None, None, limit=3.0), compiled) == 3.0
+    assert ex._limit(ExecItem(None, None, timeout=30.0, repeat=2), eager) == 60.0

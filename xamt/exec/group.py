@@ -120,10 +120,9 @@ class ExecItem:
     #: seconds each member's call may take at least (None: the executor's allowance); a call
     #: expected to compile (the campaign's slow lane) gets the compiled allowance
     timeout: float | None = None
-    #: seconds each eager member's call may take at most, below the allowance (None: no cap;
-    #: compiled members keep theirs): a campaign ends a call that runs far beyond what its
-    #: group's calls take early, and triage then tells a hang from a slow call under the full
-    #: allowance
+    #: seconds each member's call may take at most, below the allowance (None: no cap): a
+    #: campaign ends a call that runs far beyond what its group's calls take early, and triage
+    #: then tells a hang from a slow call under the full allowance
     limit: float | None = None
 
 
@@ -304,7 +303,7 @@ class GroupExecutor:
     def _limit(self, item: ExecItem, member: Any) -> float:
         """Seconds one call of ``member`` may take in ``item`` (times its repeat count)."""
         limit = max(self.member_timeout(member), item.timeout or 0.0)
-        if item.limit is not None and member.call != "compiled":
+        if item.limit is not None:
             limit = min(limit, item.limit)
         return limit * max(1, item.repeat)
 

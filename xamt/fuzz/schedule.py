@@ -1,7 +1,7 @@
 """The cost-aware budget: which group-iteration runs next, and in which lane.
 
 The search (:mod:`xamt.fuzz.search`) ranks groups by what they showed; this module spends the
-campaign's time with that ranking under three rules, all the same for every group:
+campaign's time with that ranking under these rules, all the same for every group:
 
 - **Time shares by class.** Relations with a compiled member (``jax.jit``, ``tf.function``,
   ``torch.compile``) pay seconds for each shape they meet first and microseconds after. They may
@@ -21,6 +21,10 @@ campaign's time with that ranking under three rules, all the same for every grou
   thousands of cheap ones (nor the floor's). Calls in the slow lane are not charged to it: a
   compilation is paid once and its group should then be fuzzed. A call that kills its worker is
   charged ``death_cost_s`` more: the worker's compiled programs die with it.
+- **Few in flight per group.** At most ``group_inflight`` iterations of a group are in flight
+  (they queue on one worker), one while its latest iteration killed a worker.
+- **Hangs end early.** A call in the fast lane may take a multiple of what its group's calls
+  took (:meth:`Schedule.call_limit`); triage tells a hang from a slow call afterwards.
 
 Most iterations keep the parent's shapes, dtypes and arguments and draw new values
 (:func:`xamt.inputs.mutate.revalue`), walking a cycle of value regimes (ordinary, boundary,
@@ -65,7 +69,7 @@ class ScheduleSettings:
     compiled_share: float = 0.2
     floor: int = 100
     floor_by: float = 0.6
-    floor_burst: int = 25
+    floor_burst: int = 100
     window_per_worker: int = 32
     slow_lanes: int = 1
     checkpoint_seconds: float = 2.0
@@ -76,7 +80,7 @@ class ScheduleSettings:
     hang_floor_s: float = 2.0
     hang_factor: float = 50.0
     first_call_factor: float = 3.0
-    group_inflight: int = 4
+    group_inflight: int = 2
 
 
 def load_settings(path: str | Path | None = None) -> ScheduleSettings:
@@ -109,11 +113,12 @@ def load_settings(path: str | Path | None = None) -> ScheduleSettings:
     for name in ("structural", "structural_compiled", "compiled_share", "floor_by"):
         if not 0.0 <= getattr(s, name) <= 1.0:
             raise DataFileError(f"{where} [schedule]: {name} must be within [0, 1]")
-    if (s.window_per_worker < 1 or s.slow_lanes < 1 or s.group_inflight < 1 or s.floor_burst < 1 or s.floor < 0 or s.checkpoint_seconds <= 0
-            or s.group_cap_s <= 0 or s.group_cap_factor <= 0 or s.hang_floor_s <= 0 or s.hang_factor <= 0
-            or s.first_call_factor <= 0):
-        raise DataFileError(f"{where} [schedule]: window_per_worker, slow_lanes, group_inflight and floor_burst must be at least 1, "
-                            f"floor non-negative, checkpoint_seconds, the group cap and the hang limits positive")
+    at_least_one = ("window_per_worker", "slow_lanes", "group_inflight", "floor_burst")
+    positive = ("checkpoint_seconds", "group_cap_s", "group_cap_factor", "hang_floor_s", "hang_factor",
+                "first_call_factor")
+    if any(getattr(s, n) < 1 for n in at_least_one) or any(getattr(s, n) <= 0 for n in positive) or s.floor < 0:
+        raise DataFileError(f"{where} [schedule]: {', '.join(at_least_one)} must be at least 1, "
+                            f"{', '.join(positive)} positive and floor non-negative")
     return s
 
 
@@ -304,12 +309,12 @@ class Schedule:
         return self._guided_proposal(keys)
 
     def call_limit(self, prop: Proposal, timeout: float) -> float | None:
-        """Seconds each eager member's call of ``prop`` may take before it is ended as a
-        timeout: ``hang_factor`` times the slowest call its group made in the fast lane (the
-        registry build's timing before the first), and at least ``first_call_factor`` times its
-        slowest first call in the registry build (a worker that has just started compiles
-        again) and ``hang_floor_s``; at most ``timeout``. None in the slow lane, where a call
-        may compile for as long as its allowance says."""
+        """Seconds each member's call of ``prop`` may take before it is ended as a timeout:
+        ``hang_factor`` times the slowest call its group made in the fast lane (the registry
+        build's timing before the first), and at least ``first_call_factor`` times its slowest
+        first call in the registry build (a compiler that compiles again after all, a worker
+        that has just started) and ``hang_floor_s``; at most ``timeout``. None in the slow
+        lane, where a call may compile for as long as its allowance says."""
         if prop.lane == SLOW:
             return None
         s = self.settings
