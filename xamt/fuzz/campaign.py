@@ -612,7 +612,9 @@ class _Fuzzer:
         """The executor's item for ``prop``. A call in the slow lane may take five times what its
         first call took in the registry build, if that is more than the hang allowance (compiled
         members get the compiled allowance anyway): a worker killed for a slow first call loses
-        every program it compiled, and what it compiles next is slower."""
+        every program it compiled, and what it compiles next is slower. A call in the fast lane
+        gets the schedule's limit (:meth:`~xamt.fuzz.schedule.Schedule.call_limit`), at most
+        ``--timeout``, compiled members included."""
         allowance = limit = None
         if self.schedule is not None:
             if prop.lane == SLOW:
