@@ -21,6 +21,8 @@ from typing import Any, Generator, Iterable, Mapping, Sequence
 import msgpack
 import numpy as np
 
+from sandbox.outcome import CONFIRMABLE
+
 from xamt.exec.member import RUN_MEMBERS, hook_refs
 from xamt.exec.probe import PROBE_DTYPES
 
@@ -220,10 +222,6 @@ def _worker_environment() -> dict[str, str]:
     return dict(env)
 
 
-#: outcome statuses of a task that killed its worker
-_DEATHS = frozenset({"crashed", "timeout", "oom"})
-
-
 def _affinity(group: Any) -> str | None:
     """The sandbox affinity key of a group's tasks (its key)."""
     key = getattr(group, "key", None)
@@ -378,7 +376,7 @@ class GroupExecutor:
             pid = getattr(outcome, "worker_pid", None)
             if pid is not None:
                 pids[p].append(pid)
-                if outcome.status in _DEATHS and outcome.error_type is None:
+                if outcome.status in CONFIRMABLE and outcome.error_type is None:
                     killed[p].append(pid)
 
         solo_tasks, solo_owners = [], []
@@ -432,7 +430,7 @@ class GroupExecutor:
         (one that came sooner, the members before it having used up the task's, is no verdict).
         A task that returned, or raised, names none."""
         n = len(limits)
-        if self.confirm_deaths or n < 2 or outcome.status not in _DEATHS:
+        if self.confirm_deaths or n < 2 or outcome.status not in CONFIRMABLE:
             return None
         mark = getattr(outcome, "mark", None)
         if not isinstance(mark, int) or not 0 <= mark < n:

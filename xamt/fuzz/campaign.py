@@ -498,7 +498,7 @@ class _Fuzzer:
         assert self.schedule is not None
         if prop.lane == SLOW:
             self.compiles.append((key, prop.input.compile_signature(), seconds))
-        deaths = sum(1 for r in run.results if r.status in DEATH_STATUSES)
+        deaths = len(run.killed)  # workers it killed (a raised MemoryError kills none)
         self._account(prop, run, seconds, deaths)
         returned = [r.duration_s for r in run.results if r.status not in DEATH_STATUSES
                     and r.status not in ("skipped", "cancelled", "unserializable")]
