@@ -144,6 +144,11 @@ def _may_hold_refs(items: Iterable[Any]) -> bool:
     return False
 
 
+def _task_from_state(steps, convert, convert_kwargs, device, timeout, affinity, confirm) -> "Task":
+    return Task.chain(steps, convert=convert, convert_kwargs=convert_kwargs, device=device,
+                      timeout=timeout, affinity=affinity, confirm=confirm)
+
+
 class Task:
     """A unit of work for :class:`~sandbox.SandboxPool`: one call, or a short chain of calls.
 
@@ -241,6 +246,11 @@ class Task:
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Task is immutable")
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        # pickles through chain(): a task can travel to another process (a Ray actor's pool)
+        return (_task_from_state, (self.steps, self.convert, self.convert_kwargs, self.device,
+                                   self.timeout, self.affinity, self.confirm))
 
     @property
     def fn(self) -> str:
