@@ -16,6 +16,9 @@ __all__ = ["StepGen", "drive", "Scheduler"]
 
 StepGen = Generator[list, list, Any]
 
+#: the token :meth:`Scheduler.wake` puts in the queue of finished tasks
+_WAKE = object()
+
 
 def drive(pool: Any, gen: StepGen) -> Any:
     """Run a step generator to completion with ``pool.run``; returns its value."""
@@ -78,12 +81,19 @@ class Scheduler:
         for future in active.futures:
             future.add_done_callback(lambda _f, t=token, s=step: self._done.put((t, s)))
 
+    def wake(self) -> None:
+        """Make a :meth:`wait` in progress return now (from another thread: new work arrived)."""
+        self._done.put((_WAKE, 0))
+
     def wait(self, timeout: float | None = None) -> list[tuple[Hashable, Any]]:
-        """Block until at least one generator finished; return ``(token, value)`` pairs."""
+        """Block until at least one generator finished, or :meth:`wake` was called; return
+        ``(token, value)`` pairs (none after a wake)."""
         while not self._finished:
             if not self._active:
                 return []
             token, step = self._done.get(timeout=timeout)
+            if token is _WAKE:
+                break
             active = self._active.get(token)
             if active is None or active.step != step:
                 continue
