@@ -53,6 +53,10 @@ _COMPILED, _EAGER = "compiled", "eager"
 _REGIME_KEYS = {"rescale", "edges", "boundary_rate", "nonfinite_rate"}
 #: groups a proposal looks at before it gives up for this turn
 _TRIES = 16
+#: groups drawn by the search's weights at once; proposals take the next ones in turn. The
+#: weights change little between two draws, and a draw over thousands of groups costs about a
+#: millisecond of the driver's time: one per proposal was a third of it
+_DRAW = 64
 #: while floor groups wait for their first (slow) call, the share of slow-lane turns others get
 _SLOW_OTHERS = 0.25
 
@@ -208,6 +212,8 @@ class Schedule:
         self.charged: collections.Counter = collections.Counter()
         self.capped: set[Hashable] = set()
         self._open_keys: dict[str, list[Hashable]] | None = None
+        #: per class: the key list drawn from and the keys drawn and not yet taken
+        self._draws: dict[str, tuple[list[Hashable], collections.deque]] = {}
         self._next_release = 0.0
         self._n_groups = max(1, len(groups))
 
@@ -223,7 +229,7 @@ class Schedule:
             if prop is None and self._floor and self.rng.random() < p_floor:
                 prop = self._floor_proposal()
             if prop is None:
-                prop = self._guided_proposal(self._open(_EAGER))
+                prop = self._guided_proposal(self._open(_EAGER), _EAGER)
             if prop is None and self.keys[_COMPILED]:
                 prop = self._compiled_proposal()  # nothing eager to run: compiled groups take the time
             if prop is None:
@@ -285,12 +291,34 @@ class Schedule:
         self._floor.append(key)
         self._burst.pop(key, None)
 
-    def _guided_proposal(self, keys: Sequence[Hashable]) -> Proposal | None:
-        for key in self.search.pick(keys, _TRIES) if keys else ():
+    def _guided_proposal(self, keys: Sequence[Hashable], cls: str | None = None) -> Proposal | None:
+        """The first of up to ``_TRIES`` groups drawn from ``keys`` that can run now. With
+        ``cls``, ``keys`` is that class's open list and the draws come from its queue."""
+        if not keys:
+            return None
+        for key in self._drawn(keys, cls) if cls is not None else self.search.pick(keys, _TRIES):
             prop = self._derive(key)
             if prop is not None:
                 return prop
         return None
+
+    def _drawn(self, keys: Sequence[Hashable], cls: str) -> list[Hashable]:
+        """The next ``_TRIES`` keys of ``cls``'s queue of draws (drawn anew when ``keys``, the
+        open list, changed)."""
+        entry = self._draws.get(cls)
+        if entry is None or entry[0] is not keys:
+            entry = self._draws[cls] = (keys, collections.deque())
+        queue = entry[1]
+        out: list[Hashable] = []
+        while len(out) < _TRIES:
+            if not queue:
+                queue.extend(self.search.pick(keys, _DRAW))
+                if not queue:
+                    break
+            key = queue.popleft()
+            if not self.search.groups[key].retired:
+                out.append(key)
+        return out
 
     def _open(self, cls: str) -> list[Hashable]:
         """The groups of ``cls`` not over their cap (cached until the capped set changes)."""
@@ -306,7 +334,8 @@ class Schedule:
         keys = self._open(_COMPILED)
         if self.slow_inflight >= self.settings.slow_lanes:
             keys = [k for k in keys if self.warm[k]]  # only what runs without compiling
-        return self._guided_proposal(keys)
+            return self._guided_proposal(keys)
+        return self._guided_proposal(keys, _COMPILED)
 
     def call_limit(self, prop: Proposal, timeout: float) -> float | None:
         """Seconds each member's call of ``prop`` may take before it is ended as a timeout:
