@@ -28,6 +28,8 @@ RUNTIME = [
     "rich==15.0.0",
     "jinja2==3.1.6",
     "matplotlib==3.11.2",
+    # campaigns and registry builds across machines (--ray); installs beside the pins above
+    "ray==2.60.0",
 ]
 TEST = [
     "pytest==9.2.0",
