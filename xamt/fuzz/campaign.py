@@ -114,6 +114,8 @@ class FuzzConfig:
     devices: str | tuple[str, ...] = "auto"
     #: adapters of libraries outside :mod:`xamt.libraries` (plugins; the tests' fake library)
     extra_adapters: Sequence[Any] = ()
+    #: run on Ray (``--ray``): ``local``, ``auto`` or a cluster address; None: one local pool
+    ray: str | None = None
 
 
 @dataclass
@@ -145,6 +147,8 @@ class FuzzResult:
     compile_s: float = 0.0
     #: groups that ran at least once
     groups_visited: int = 0
+    #: with --ray: the nodes, iterations by node, nodes lost and jobs run again (one line)
+    ray: str = ""
 
     @property
     def iterations_per_s(self) -> float:
@@ -565,7 +569,9 @@ class _Fuzzer:
                 f"triage queue {queue:,} · findings {self.findings}" + (f" ({classes})" if classes else ""))
 
     # -- the loop --------------------------------------------------------------------------
-    def run(self, pool: Any, start_elapsed: float = 0.0) -> float:
+    def run(self, executor: Any, start_elapsed: float = 0.0) -> float:
+        """Fuzz on ``executor`` (:class:`~xamt.fuzz.engine.LocalExecutor` over the pool, or the
+        Ray one) until the budget is spent; returns the seconds it ran."""
         from xamt.replay import ReplayServer
 
         self.start_elapsed = start_elapsed
@@ -588,7 +594,7 @@ class _Fuzzer:
         stop = {"flag": False}
         prev = signal.getsignal(signal.SIGTERM)
         signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__("flag", True))
-        engine = Engine(self.groups, self.schedule, LocalExecutor(pool, self.executor), window=self.window,
+        engine = Engine(self.groups, self.schedule, executor, window=self.window,
                         make_item=self._item,
                         on_result=self.on_result, on_tick=self.on_tick)
         try:
@@ -624,6 +630,83 @@ class _Fuzzer:
 
     def _grace(self) -> float:
         return min(30.0, 0.05 * self.cfg.budget_s)
+
+
+class _LocalBackend:
+    """Where a local campaign runs: one sandbox pool shared by fuzzing and triage."""
+
+    def __init__(self, pool: Any):
+        self.pool = pool
+
+    def executor(self, group_executor: Any) -> LocalExecutor:
+        return LocalExecutor(self.pool, group_executor)
+
+    def describe(self) -> str:
+        return self.pool.describe()
+
+    def close(self) -> dict[str, Any]:
+        self.pool.close(wait=False)
+        return dict(self.pool.stats)
+
+
+class _RayBackend:
+    """Where a campaign on Ray runs: one actor per node (:mod:`xamt.fuzz.cluster`). Triage and
+    device discovery send their few tasks to the actor that holds the group."""
+
+    def __init__(self, cfg: FuzzConfig, adapters: dict[str, Any], pool_kwargs: dict[str, Any]):
+        from xamt.exec.cluster import RemotePool, Shards, connect
+        from xamt.fuzz.cluster import CampaignJobs
+
+        self.address = cfg.ray
+        self.started = connect(cfg.ray, num_cpus=cfg.workers if cfg.ray == "local" else None)
+        try:
+            self.shards = Shards(CampaignJobs(adapters, cfg.timeout), pool_kwargs)
+        except BaseException:
+            self._shutdown()
+            raise
+        cfg.workers = self.shards.workers  # the window and the record count the cluster's workers
+        self.pool = RemotePool(self.shards)
+        self._executor: Any = None
+        self.final: dict[str, Any] = {}
+
+    def executor(self, group_executor: Any) -> Any:
+        from xamt.fuzz.cluster import RayExecutor
+
+        self._executor = RayExecutor(self.shards)
+        return self._executor
+
+    def describe(self) -> str:
+        return self.shards.describe()
+
+    def summary(self) -> dict[str, Any]:
+        """Nodes, iterations by node, nodes lost, jobs run again, Ray calls made."""
+        return {"address": self.address, "nodes": [a.where for a in self.shards.actors],
+                "workers": {a.where: a.workers for a in self.shards.actors},
+                "iterations_by_node": dict(self._executor.by_node) if self._executor else {},
+                "lost": list(self.shards.lost), "resubmitted": self.shards.resubmitted,
+                "ray_calls": self.shards.calls}
+
+    def close(self) -> dict[str, Any]:
+        self.final = self.summary()  # before Ray goes away
+        try:
+            return self.shards.close()["pool"]
+        finally:
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        if self.started:
+            import ray
+
+            ray.shutdown()
+
+
+def _ray_line(run: dict[str, Any] | None) -> str:
+    if not run:
+        return ""
+    nodes = ", ".join(f"{n} ({run['workers'].get(n, 0)} workers, {run['iterations_by_node'].get(n, 0):,} it)"
+                      for n in run["nodes"])
+    lost = f"; lost {', '.join(run['lost'])}, {run['resubmitted']} iteration(s) run again" if run["lost"] else ""
+    return f"ray at {run['address']}: {len(run['nodes'])} node(s): {nodes}{lost}; {run['ray_calls']:,} Ray calls"
 
 
 def _device_plan(cfg: FuzzConfig, campaign: Campaign | None, adapters: dict[str, Any], pool: Any) -> DevicePlan:
@@ -685,15 +768,17 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
         # out_dir: on-disk compile caches (JAX, TorchInductor) under <out>/cache, and a file-size
         # limit with room for Inductor's precompiled header
         settings = pool_settings(adapters.values(), out_dir=str(out))
-        pool = SandboxPool(preload=settings["preload"], env=settings["env"], workers=cfg.workers,
-                           timeout=cfg.timeout, memory_limit=cfg.memory_limit, confirm=True,
-                           batch_size=8, max_tasks_per_worker=None,
-                           file_size_limit=settings["file_size_limit"])
+        pool_kwargs = dict(preload=settings["preload"], env=settings["env"], timeout=cfg.timeout,
+                           memory_limit=cfg.memory_limit, confirm=True, batch_size=8,
+                           max_tasks_per_worker=None, file_size_limit=settings["file_size_limit"])
+        backend = _RayBackend(cfg, adapters, pool_kwargs) if cfg.ray else \
+            _LocalBackend(SandboxPool(workers=cfg.workers, **pool_kwargs))
+        pool = backend.pool
         try:
             # before the campaign is recorded: a --devices naming no device here is a plain error
             devices = _device_plan(cfg, campaign, adapters, pool)
         except BaseException:
-            pool.close(wait=False)
+            backend.close()
             raise
         if campaign is None:
             campaign = Campaign(
@@ -702,7 +787,7 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
                 settings={"guided": cfg.guided, "window": cfg.window, "timeout": cfg.timeout,
                           "relations": list(cfg.relations) if cfg.relations else None,
                           "python": platform.python_version(), "platform": platform.platform(),
-                          "out": "."})
+                          "out": ".", "ray": cfg.ray})
             fs.start_campaign(campaign)
         campaign.settings["devices"] = devices.to_json()
         groups = [with_device_twins(g, devices) for g in groups]
@@ -712,13 +797,13 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
         log(f"campaign {campaign.id}: {len(groups)} groups over {', '.join(sorted(adapters))}, "
             f"budget {cfg.budget_s:.0f}s, {cfg.workers} workers; store {db}")
         log(devices.describe())
-        log(pool.describe())  # what the workers are confined to (or which protections are off)
+        log(backend.describe())  # what the workers are confined to (or which protections are off)
         fuzzer = _Fuzzer(cfg, store, groups, adapters, pool, campaign, fs, schedule_settings)
         if cfg.resume:
             fuzzer.restore()
         seconds = 0.0
         try:
-            seconds = fuzzer.run(pool, start_elapsed)
+            seconds = fuzzer.run(backend.executor(fuzzer.executor), start_elapsed)
             campaign.status = "interrupted" if fuzzer.stopped else "done"
             campaign.settings["elapsed_s"] = start_elapsed + seconds
         except BaseException:
@@ -726,8 +811,10 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
             raise
         finally:
             campaign.finished = time.time()
-            pool.close(wait=False)  # iterations still in flight are cancelled
-            campaign.settings["pool"] = {k: v for k, v in pool.stats.items() if v}  # deaths, confirmations
+            stats = backend.close()  # iterations still in flight are cancelled
+            campaign.settings["pool"] = {k: v for k, v in stats.items() if v}  # deaths, confirmations
+            if cfg.ray:
+                campaign.settings["ray_run"] = backend.final
             fuzzer.checkpoint(list(fuzzer.groups), float(campaign.settings.get("elapsed_s", 0.0)))
             fuzzer.write_group_stats()
             fs.update_campaign(campaign)
@@ -748,4 +835,5 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
                           not_triaged=len(fuzzer.not_triaged),
                           triage_s=float(campaign.settings.get("triage_s", 0.0)),
                           compile_s=float(campaign.settings.get("compile_s", 0.0)),
-                          groups_visited=sum(1 for st in fuzzer.search.groups.values() if st.iterations))
+                          groups_visited=sum(1 for st in fuzzer.search.groups.values() if st.iterations),
+                          ray=_ray_line(campaign.settings.get("ray_run")))

@@ -10,6 +10,8 @@ __all__ = ["fuzz_command", "repro_command"]
 
 
 def _configure_fuzz(p: argparse.ArgumentParser) -> None:
+    from xamt.exec.cluster import add_ray_option
+
     p.add_argument("--libs", default=None, metavar="LIST",
                    help="comma-separated libraries (default: every installed one)")
     p.add_argument("--budget", default="10m", help="time budget: seconds or 90s / 10m / 1h (default 10m)")
@@ -35,6 +37,7 @@ def _configure_fuzz(p: argparse.ArgumentParser) -> None:
                         "the libraries report; CPU only without a GPU), cpu (no device oracle) or a "
                         "list such as cpu,cuda:0 (default auto)")
     p.add_argument("--no-progress", action="store_true", help="no live progress line")
+    add_ray_option(p)
 
 
 def _run_fuzz(args: argparse.Namespace) -> int:
@@ -50,7 +53,7 @@ def _run_fuzz(args: argparse.Namespace) -> int:
                      workers=args.workers, seed=args.seed, resume=args.resume,
                      guided=not args.unguided, relations=relations, window=args.window,
                      timeout=args.timeout, max_groups=args.max_groups, triage=not args.no_triage,
-                     progress=not args.no_progress, devices=parse_devices(args.devices))
+                     progress=not args.no_progress, devices=parse_devices(args.devices), ray=args.ray)
     res = run_campaign(cfg)
     print(f"campaign {res.campaign_id}: {res.groups} groups, {res.iterations} group-iterations "
           f"({res.iterations_per_s:.1f}/s), {res.executions} executions in {res.seconds:.0f}s")
@@ -58,6 +61,8 @@ def _run_fuzz(args: argparse.Namespace) -> int:
     print(f"distinct divergences seen: {res.candidates}, triaged: {res.triaged} ({res.triage_s:.0f}s of "
           f"triage beside fuzzing), left untriaged: {res.not_triaged}; findings filed: {res.findings}"
           + (f" ({', '.join(f'{k} {v}' for k, v in sorted(res.by_class.items()))})" if res.by_class else ""))
+    if res.ray:
+        print(res.ray)
     print(res.devices + (f"; {res.device_findings} finding(s) on a device" if res.device_findings else ""))
     for why, n in sorted(res.dropped.items(), key=lambda kv: -kv[1]):
         print(f"  dropped {n}: {why}")
