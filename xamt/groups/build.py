@@ -151,13 +151,16 @@ def build_registry(
     candidates: Sequence[Any] | None = None,
     data_paths: dict[str, str] | None = None,
     on_result: Callable[[CandidateResult], None] | None = None,
+    ray: str | None = None,
 ) -> BuildResult:
     """Validate the stored candidate groups and store the registry (see the module docstring).
 
     ``pool``: an open :class:`sandbox.SandboxPool` to use (default: one is started with every
     selected library preloaded and ``workers`` workers); ``candidates``: candidate groups to use
     instead of the stored ones (tests); ``data_paths``: alternative data files (keys
-    ``inputs``, ``normalisations``, ``annotations``, ``settings``).
+    ``inputs``, ``normalisations``, ``annotations``, ``settings``); ``ray``: validate on a Ray
+    cluster (``local``, ``auto`` or an address; :mod:`xamt.exec.cluster`), one actor per node
+    with a pool sized to its CPUs, while this process keeps the store.
     """
     t0 = time.monotonic()
     registry = registry or Registry()
@@ -201,36 +204,40 @@ def build_registry(
         store.execute("INSERT OR REPLACE INTO registry_info(key, value) VALUES ('versions', ?)", (vkey,))
     _log.info("registry build: %d candidates, %d already built, %d to validate", len(selected), resumed, len(todo))
 
-    own_pool = pool is None
-    if own_pool and todo:
-        from sandbox import SandboxPool
-
+    own_pool = pool is None and not ray
+    conf: dict[str, Any] = {}
+    if pool is None and todo:
         conf = pool_settings(adapters.values())
         out_dir = str(store.path.parent.resolve())
         conf["env"].update({k: os.environ.get(k, v.replace("{out}", out_dir))
                             for k, v in settings.environment.items()})
         # workers are recycled now and then: compiled-program caches grow with every new API
-        pool = SandboxPool(workers=workers, timeout=settings.timeout, confirm=False,
-                           max_tasks_per_worker=4000, memory_limit=4 << 30, batch_size=16, **conf)
+        conf.update(timeout=settings.timeout, confirm=False, max_tasks_per_worker=4000,
+                    memory_limit=4 << 30, batch_size=16)
+    if own_pool and todo:
+        from sandbox import SandboxPool
+
+        pool = SandboxPool(workers=workers, **conf)
     bar = _BuildProgress(len(todo), progress)
     interrupted = False
     built = 0
-    executor = None
+    runner: Any = None
     try:
         if todo:
-            executor = GroupExecutor(pool, adapters, timeout=settings.timeout, memo=True,
-                                     compiled_timeout=settings.compiled_timeout)
-            ctx = Context(rules=rules, norms=norms, annotations=annotations, settings=settings,
-                          executor=executor, versions=versions, probe=probe)
-            scheduler = Scheduler(pool)
+            if ray:
+                runner = _RayBuild(ray, conf, BuildJobs(adapters, rules, norms, annotations, settings,
+                                                        versions, probe), workers)
+            else:
+                runner = _LocalBuild(pool, BuildJobs(adapters, rules, norms, annotations, settings,
+                                                     versions, probe))
             queue = list(reversed(todo))
             fingerprints = {g.key: fp for g, fp in todo}
-            while queue or len(scheduler):
-                while queue and len(scheduler) < settings.window:
+            while queue or len(runner):
+                while queue and len(runner) < settings.window * runner.pools:
                     g, _ = queue.pop()
                     bar.started(g.key)
-                    scheduler.start(g.key, validate_candidate(g, ctx))
-                for key, result in scheduler.wait():
+                    runner.start(g)
+                for key, result in runner.wait():
                     _persist(store, vkey, result, fingerprints[key])
                     built += 1
                     bar.finished(key)
@@ -241,19 +248,123 @@ def build_registry(
         _log.warning("build interrupted after %d candidates; `xamt groups build` resumes from there", built)
     finally:
         bar.close()
+        execution = runner.close(wait=not interrupted) if runner is not None else {}
         if own_pool and pool is not None:
             pool.close(wait=not interrupted)
     seconds = time.monotonic() - t0
     stats = registry_stats(store, vkey)
     stats["build"] = {"candidates": len(selected), "validated_now": built, "resumed": resumed,
                       "seconds": round(seconds, 1), "workers": workers, "libraries": libs,
-                      "execution": dict(executor.stats) if executor is not None else {}}
+                      "execution": execution}
+    if ray and runner is not None:
+        stats["build"].update(ray=runner.summary)
     with store.transaction():
         store.execute("INSERT OR REPLACE INTO registry_info(key, value) VALUES ('stats', ?)",
                       (json.dumps(stats),))
     if interrupted:
         raise KeyboardInterrupt
     return BuildResult(vkey, len(selected), built, resumed, seconds, stats, interrupted)
+
+
+class BuildJobs:
+    """The validation of one candidate as a job (:class:`~xamt.exec.cluster.JobKind`): built
+    once per pool, locally or on each Ray actor."""
+
+    def __init__(self, adapters: dict[str, Any], rules: Any, norms: Any, annotations: Any,
+                 settings: Any, versions: dict[str, str], probe: bool):
+        self.parts = (adapters, rules, norms, annotations, settings, versions, probe)
+        self.ctx: Context | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"parts": self.parts}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.parts, self.ctx = state["parts"], None
+
+    def setup(self, pool: Any, where: str = "") -> None:
+        adapters, rules, norms, annotations, settings, versions, probe = self.parts
+        # the memo: the same call on the same values runs once per pool
+        executor = GroupExecutor(pool, adapters, timeout=settings.timeout, memo=True,
+                                 compiled_timeout=settings.compiled_timeout)
+        self.ctx = Context(rules=rules, norms=norms, annotations=annotations, settings=settings,
+                           executor=executor, versions=versions, probe=probe)
+
+    def steps(self, group: Any) -> Any:
+        assert self.ctx is not None, "setup() first"
+        return validate_candidate(group, self.ctx)
+
+    def trim(self, result: CandidateResult) -> CandidateResult:
+        return result
+
+    def summary(self) -> dict[str, int]:
+        return dict(self.ctx.executor.stats) if self.ctx is not None else {}
+
+
+class _LocalBuild:
+    """Candidates validated concurrently on one pool."""
+
+    pools = 1
+
+    def __init__(self, pool: Any, jobs: BuildJobs):
+        jobs.setup(pool)
+        self.jobs = jobs
+        self.scheduler = Scheduler(pool)
+
+    def __len__(self) -> int:
+        return len(self.scheduler)
+
+    def start(self, group: Any) -> None:
+        self.scheduler.start(group.key, self.jobs.steps(group))
+
+    def wait(self) -> list[tuple[str, CandidateResult]]:
+        return self.scheduler.wait()
+
+    def close(self, wait: bool = True) -> dict[str, int]:
+        return self.jobs.summary()
+
+
+class _RayBuild:
+    """Candidates validated on a Ray cluster, one actor per node (:mod:`xamt.exec.cluster`)."""
+
+    def __init__(self, address: str, conf: dict[str, Any], jobs: BuildJobs, workers: int):
+        from xamt.exec.cluster import Shards, connect
+
+        self.started = connect(address, num_cpus=workers if address == "local" else None)
+        try:
+            self.shards = Shards(jobs, conf)
+        except BaseException:
+            self._shutdown()
+            raise
+        self.pools = len(self.shards.actors)
+        self._keys: dict[int, str] = {}
+        self._tokens = 0
+        self.summary: dict[str, Any] = {}
+        _log.info("registry build on Ray:\n%s", self.shards.describe())
+
+    def __len__(self) -> int:
+        return len(self.shards)
+
+    def start(self, group: Any) -> None:
+        self._tokens += 1
+        self._keys[self._tokens] = group.key
+        self.shards.start(self._tokens, group.key, group)
+
+    def wait(self) -> list[tuple[str, CandidateResult]]:
+        return [(self._keys.pop(token), result) for token, result, _ in self.shards.wait(0.5)]
+
+    def close(self, wait: bool = True) -> dict[str, int]:
+        self.summary = {"nodes": [a.where for a in self.shards.actors], "lost": list(self.shards.lost),
+                        "resubmitted": self.shards.resubmitted, "ray_calls": self.shards.calls}
+        try:
+            return self.shards.close()["job"]
+        finally:
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        if self.started:
+            import ray
+
+            ray.shutdown()
 
 
 def registry_stats(store: Store, versions: str | None = None) -> dict[str, Any]:

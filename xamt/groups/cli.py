@@ -16,6 +16,8 @@ __all__ = ["cli_command", "configure_parser", "run_command"]
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
+    from xamt.exec.cluster import add_ray_option
+
     sub = parser.add_subparsers(dest="groups_command", metavar="ACTION")
     sub.required = True
     build = sub.add_parser("build", help="validate candidate groups by execution and store the registry")
@@ -31,6 +33,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     build.add_argument("--no-probe", action="store_true", help="skip dtype probing")
     build.add_argument("--no-progress", action="store_true", help="no progress bar")
     build.add_argument("--json", action="store_true", help="print the build's figures as JSON")
+    add_ray_option(build)
     lst = sub.add_parser("list", help="show the registry")
     lst.add_argument("--json", action="store_true", help="print the registry as JSON")
     lst.add_argument("--state", action="append", default=None,
@@ -115,7 +118,7 @@ def _run_build(args: argparse.Namespace) -> int:
         result = build_registry(store, libraries=libs, workers=args.workers, resume=not args.fresh,
                                 relations=args.relations, keys=args.key, limit=args.limit,
                                 probe=not args.no_probe, progress=not args.no_progress,
-                                registry=registry)
+                                registry=registry, ray=args.ray)
     if args.json:
         json.dump(result.stats, sys.stdout, indent=1)
         sys.stdout.write("\n")
