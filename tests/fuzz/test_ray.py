@@ -85,7 +85,7 @@ def test_a_lost_node_hands_its_groups_on_and_nothing_is_lost(tmp_path):
     with LoopbackCluster(nodes=2, cpus=1) as c:
         proc = _fuzz(out, c, budget="45s")
         # some findings filed before the node goes
-        assert wait_until(lambda: len(_safe_findings(out)) >= 2, 90), proc.stdout and proc.stdout.read()
+        assert wait_until(lambda: len(_safe_findings(out)) >= 2, 90), "no finding filed in 90 s"
         before = {f.id: f.verified for f in _safe_findings(out)}
         c.kill_node(1)
         text, _ = proc.communicate(timeout=240)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import queue
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -107,18 +108,14 @@ class ShardWorker:
     """The actor of one node (wrapped with ``ray.remote`` by :class:`Shards`): a sandbox pool and
     a thread that drives every job on it (see the module docstring)."""
 
-    def __init__(self, pool_kwargs: Mapping[str, Any], kind: JobKind, where: str):
+    def __init__(self, pool_kwargs: Mapping[str, Any], kind: JobKind, where: str, out_dir: str | None = None):
         from sandbox import SandboxPool
 
         from xamt.exec.schedule import Scheduler
 
         self.niceness = _normal_priority()
-        for key in ("JAX_COMPILATION_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR"):
-            folder = dict(pool_kwargs.get("env") or {}).get(key)
-            if folder:
-                os.makedirs(folder, exist_ok=True)
         self.where = where
-        self.pool = SandboxPool(**pool_kwargs)
+        self.pool = SandboxPool(**_node_local(pool_kwargs, out_dir))
         self.kind = kind
         kind.setup(self.pool, where)
         self._scheduler = Scheduler(self.pool)
@@ -209,6 +206,27 @@ class ShardWorker:
         return info
 
 
+def _node_local(pool_kwargs: Mapping[str, Any], out_dir: str | None) -> dict[str, Any]:
+    """The pool's settings on this node: folders of the workers' environment below the driver's
+    output folder (compile caches) are made here; where that folder cannot be written (another
+    machine), they move below this node's temporary folder."""
+    kwargs = dict(pool_kwargs)
+    if not out_dir:
+        return kwargs
+    env = dict(kwargs.get("env") or {})
+    local = os.path.join(tempfile.gettempdir(), "xamt-node-cache")
+    for key, value in env.items():
+        if not value.startswith(out_dir + os.sep):
+            continue
+        try:
+            os.makedirs(value, exist_ok=True)
+        except OSError:
+            env[key] = local + value[len(out_dir):]
+            os.makedirs(env[key], exist_ok=True)
+    kwargs["env"] = env
+    return kwargs
+
+
 def _normal_priority() -> int:
     """Ray starts its workers at niceness 15 (``RAY_worker_niceness``), and the sandbox's zygote
     and workers would inherit it: on a busy node they then lose the CPU to everything else, and
@@ -240,6 +258,14 @@ def _guarded(gen: Any) -> Any:
         return False, _describe(exc)
 
 
+#: jobs in flight per worker that an actor may have beyond twice the least loaded one's
+_REBALANCE_SLACK = 4
+
+
+def _load(actor: "_Actor") -> float:
+    return len(actor.inflight) / actor.workers
+
+
 @dataclass
 class _Actor:
     handle: Any
@@ -261,10 +287,13 @@ class Shards:
         pool_kwargs: the actors' :class:`sandbox.SandboxPool` settings, less ``workers``.
         workers_per_node: workers of each actor's pool (None: the node's CPUs).
         nodes: use at most this many nodes (None: every alive node with a CPU).
+        out_dir: the driver's output folder (the workers' compile caches live below it; a
+            node that cannot write there keeps them in its temporary folder).
     """
 
     def __init__(self, kind: JobKind, pool_kwargs: Mapping[str, Any], *,
-                 workers_per_node: int | None = None, nodes: int | None = None):
+                 workers_per_node: int | None = None, nodes: int | None = None,
+                 out_dir: str | None = None):
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -282,7 +311,8 @@ class Shards:
             where = f"n{i}"
             handle = remote.options(
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),
-                name=None).remote({**pool_kwargs, "workers": workers}, kind, where)
+                name=None).remote({**pool_kwargs, "workers": workers}, kind, where,
+                                  os.path.abspath(out_dir) if out_dir else None)
             self.actors.append(_Actor(handle, where, node["NodeID"], workers))
         # an actor is ready once its pool started: fail here, not in the middle of a campaign
         infos = self._gather([a.handle.info.remote() for a in self.actors], "start")
@@ -294,6 +324,8 @@ class Shards:
         #: another (the caller may need to send more with it, as a group the new actor lacks)
         self.on_moved: Any = None
         self.lost: list[str] = []
+        #: keys moved to a less loaded actor (see actor_for)
+        self.moved = 0
         self.resubmitted = 0
         self.calls = 0
 
@@ -302,15 +334,27 @@ class Shards:
         return [a for a in self.actors if a.alive]
 
     def actor_for(self, key: Hashable) -> _Actor:
-        """The actor that holds ``key`` (a new key goes where the fewest keys per worker are)."""
+        """The actor that holds ``key``. A new key goes where the fewest jobs per worker are in
+        flight (then the fewest keys per worker). A key moves when its actor has far more jobs
+        in flight per worker than the least loaded one: that actor is stuck behind slow calls
+        (compilations, hangs) while the other runs dry, as an idle worker of one pool takes
+        over a busy one's keys."""
         actor = self.owner.get(key)
-        if actor is None or not actor.alive:
-            live = self._live()
-            if not live:
-                raise ClusterError("every Ray node of the campaign was lost: " + ", ".join(self.lost))
-            actor = min(live, key=lambda a: (a.keys / a.workers, a.where))
-            actor.keys += 1
-            self.owner[key] = actor
+        live = self._live()
+        if actor is not None and actor.alive:
+            if len(live) > 1:
+                best = min(live, key=_load)
+                if _load(actor) >= 2 * _load(best) + _REBALANCE_SLACK:
+                    actor.keys -= 1
+                    best.keys += 1
+                    self.owner[key] = actor = best
+                    self.moved += 1
+            return actor
+        if not live:
+            raise ClusterError("every Ray node of the campaign was lost: " + ", ".join(self.lost))
+        actor = min(live, key=lambda a: (_load(a), a.keys / a.workers, a.where))
+        actor.keys += 1
+        self.owner[key] = actor
         return actor
 
     @property
@@ -322,9 +366,10 @@ class Shards:
         return sum(len(a.inflight) for a in self.actors if a.alive)
 
     # -- jobs -------------------------------------------------------------------------------
-    def start(self, token: int, key: Hashable, payload: Any) -> None:
-        """Run ``payload`` on the actor of ``key`` (sent at the next :meth:`wait`)."""
-        actor = self.actor_for(key)
+    def start(self, token: int, key: Hashable, payload: Any, actor: _Actor | None = None) -> None:
+        """Run ``payload`` on the actor of ``key`` (sent at the next :meth:`wait`); ``actor``:
+        the one :meth:`actor_for` just chose for it."""
+        actor = actor if actor is not None and actor.alive else self.actor_for(key)
         actor.inflight[token] = (key, payload)
         actor.outbox.append((token, payload))
 

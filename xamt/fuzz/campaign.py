@@ -660,7 +660,7 @@ class _RayBackend:
         self.address = cfg.ray
         self.started = connect(cfg.ray, num_cpus=cfg.workers if cfg.ray == "local" else None)
         try:
-            self.shards = Shards(CampaignJobs(adapters, cfg.timeout), pool_kwargs)
+            self.shards = Shards(CampaignJobs(adapters, cfg.timeout), pool_kwargs, out_dir=str(cfg.out))
         except BaseException:
             self._shutdown()
             raise
@@ -684,7 +684,7 @@ class _RayBackend:
                 "workers": {a.where: a.workers for a in self.shards.actors},
                 "iterations_by_node": dict(self._executor.by_node) if self._executor else {},
                 "lost": list(self.shards.lost), "resubmitted": self.shards.resubmitted,
-                "ray_calls": self.shards.calls}
+                "moved": self.shards.moved, "ray_calls": self.shards.calls}
 
     def close(self) -> dict[str, Any]:
         self.final = self.summary()  # before Ray goes away
@@ -706,7 +706,9 @@ def _ray_line(run: dict[str, Any] | None) -> str:
     nodes = ", ".join(f"{n} ({run['workers'].get(n, 0)} workers, {run['iterations_by_node'].get(n, 0):,} it)"
                       for n in run["nodes"])
     lost = f"; lost {', '.join(run['lost'])}, {run['resubmitted']} iteration(s) run again" if run["lost"] else ""
-    return f"ray at {run['address']}: {len(run['nodes'])} node(s): {nodes}{lost}; {run['ray_calls']:,} Ray calls"
+    moved = f"; {run['moved']:,} group(s) moved to a less loaded node" if run.get("moved") else ""
+    return (f"ray at {run['address']}: {len(run['nodes'])} node(s): {nodes}{lost}{moved}; "
+            f"{run['ray_calls']:,} Ray calls")
 
 
 def _device_plan(cfg: FuzzConfig, campaign: Campaign | None, adapters: dict[str, Any], pool: Any) -> DevicePlan:

@@ -81,13 +81,14 @@ class RayExecutor:
 
     def submit(self, token: int, item: ExecItem) -> None:
         key = item.group.key
+        actor = self.shards.actor_for(key)
         blob = None
-        if (self.shards.actor_for(key).where, key) not in self._held:
+        if (actor.where, key) not in self._held:
             blob = self._blobs.get(key)
             if blob is None:
                 blob = self._blobs[key] = pickle.dumps(item.group, protocol=pickle.HIGHEST_PROTOCOL)
         self._items[token] = item
-        self.shards.start(token, key, (dataclasses.replace(item, group=None, tag=key), blob))
+        self.shards.start(token, key, (dataclasses.replace(item, group=None, tag=key), blob), actor)
 
     def _moved(self, token: int, key: Hashable, payload: Any) -> Any:
         """A lost actor's job, on its way to another actor: it carries its group again."""
@@ -100,7 +101,7 @@ class RayExecutor:
             self.by_node[where] = self.by_node.get(where, 0) + 1
             item = self._items.pop(token)
             self._held.add((where, item.group.key))
-            self._blobs.pop(item.group.key, None)
+            self._blobs.pop(item.group.key, None)  # pickled again if the group moves
             out.append((token, dataclasses.replace(run, item=item)))
         return out
 

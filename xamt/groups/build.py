@@ -226,7 +226,7 @@ def build_registry(
         if todo:
             if ray:
                 runner = _RayBuild(ray, conf, BuildJobs(adapters, rules, norms, annotations, settings,
-                                                        versions, probe), workers)
+                                                        versions, probe), workers, str(store.path.parent))
             else:
                 runner = _LocalBuild(pool, BuildJobs(adapters, rules, norms, annotations, settings,
                                                      versions, probe))
@@ -326,12 +326,12 @@ class _LocalBuild:
 class _RayBuild:
     """Candidates validated on a Ray cluster, one actor per node (:mod:`xamt.exec.cluster`)."""
 
-    def __init__(self, address: str, conf: dict[str, Any], jobs: BuildJobs, workers: int):
+    def __init__(self, address: str, conf: dict[str, Any], jobs: BuildJobs, workers: int, out_dir: str):
         from xamt.exec.cluster import Shards, connect
 
         self.started = connect(address, num_cpus=workers if address == "local" else None)
         try:
-            self.shards = Shards(jobs, conf)
+            self.shards = Shards(jobs, conf, out_dir=out_dir)
         except BaseException:
             self._shutdown()
             raise
