@@ -33,7 +33,7 @@ from typing import Any, Hashable, Iterable, Mapping, Protocol, Sequence
 from xamt.errors import XamtError
 from xamt.log import get_logger
 
-__all__ = ["ClusterError", "JobKind", "ShardWorker", "Shards", "RemotePool", "connect",
+__all__ = ["ClusterError", "JobKind", "ShardWorker", "Shards", "RaySession", "RemotePool", "connect",
            "add_ray_option"]
 
 _log = get_logger("cluster")
@@ -496,6 +496,52 @@ class Shards:
                 _log.warning("Ray node %s did not close cleanly: %s", actor.where, exc)
                 out.append(None)
         return out
+
+
+class RaySession:
+    """Ray joined (or started, for ``local``) and one actor per node, for one campaign or one
+    registry build: :meth:`close` ends the actors, and Ray when this session started it.
+
+    Args:
+        address: ``--ray``'s value (see :func:`connect`).
+        kind, pool_kwargs, out_dir: as for :class:`Shards`.
+        local_cpus: the CPUs of a ``local`` Ray instance.
+    """
+
+    def __init__(self, address: str, kind: JobKind, pool_kwargs: Mapping[str, Any], *,
+                 local_cpus: int, out_dir: str | None = None):
+        self.address = address
+        self.started = connect(address, num_cpus=local_cpus if address == "local" else None)
+        try:
+            self.shards = Shards(kind, pool_kwargs, out_dir=out_dir)
+        except BaseException:
+            self._shutdown()
+            raise
+        #: :meth:`summary` as it was when the session closed
+        self.final: dict[str, Any] = {}
+
+    def summary(self) -> dict[str, Any]:
+        """Where it ran: the address, the nodes and their workers, nodes lost, jobs run again,
+        keys moved and Ray calls made."""
+        s = self.shards
+        return {"address": self.address, "nodes": [a.where for a in s.actors],
+                "workers": {a.where: a.workers for a in s.actors}, "lost": list(s.lost),
+                "resubmitted": s.resubmitted, "moved": s.moved, "ray_calls": s.calls}
+
+    def close(self) -> dict[str, dict[str, float]]:
+        """End the actors (their summed counters, see :meth:`Shards.close`) and Ray if this
+        session started it."""
+        self.final = self.summary()  # before Ray goes away
+        try:
+            return self.shards.close()
+        finally:
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        if self.started:
+            import ray
+
+            ray.shutdown()
 
 
 class RemotePool:

@@ -654,16 +654,12 @@ class _RayBackend:
     device discovery send their few tasks to the actor that holds the group."""
 
     def __init__(self, cfg: FuzzConfig, adapters: dict[str, Any], pool_kwargs: dict[str, Any]):
-        from xamt.exec.cluster import RemotePool, Shards, connect
+        from xamt.exec.cluster import RaySession, RemotePool
         from xamt.fuzz.cluster import CampaignJobs
 
-        self.address = cfg.ray
-        self.started = connect(cfg.ray, num_cpus=cfg.workers if cfg.ray == "local" else None)
-        try:
-            self.shards = Shards(CampaignJobs(adapters, cfg.timeout), pool_kwargs, out_dir=str(cfg.out))
-        except BaseException:
-            self._shutdown()
-            raise
+        self.session = RaySession(cfg.ray, CampaignJobs(adapters, cfg.timeout), pool_kwargs,
+                                  local_cpus=cfg.workers, out_dir=str(cfg.out))
+        self.shards = self.session.shards
         cfg.workers = self.shards.workers  # the window and the record count the cluster's workers
         self.pool = RemotePool(self.shards)
         self._executor: Any = None
@@ -678,26 +674,14 @@ class _RayBackend:
     def describe(self) -> str:
         return self.shards.describe()
 
-    def summary(self) -> dict[str, Any]:
-        """Nodes, iterations by node, nodes lost, jobs run again, Ray calls made."""
-        return {"address": self.address, "nodes": [a.where for a in self.shards.actors],
-                "workers": {a.where: a.workers for a in self.shards.actors},
-                "iterations_by_node": dict(self._executor.by_node) if self._executor else {},
-                "lost": list(self.shards.lost), "resubmitted": self.shards.resubmitted,
-                "moved": self.shards.moved, "ray_calls": self.shards.calls}
-
     def close(self) -> dict[str, Any]:
-        self.final = self.summary()  # before Ray goes away
+        """The pools' counters; :attr:`final` then holds this run's nodes, iterations by node,
+        nodes lost, iterations run again, groups moved and Ray calls."""
         try:
-            return self.shards.close()["pool"]
+            return self.session.close()["pool"]
         finally:
-            self._shutdown()
-
-    def _shutdown(self) -> None:
-        if self.started:
-            import ray
-
-            ray.shutdown()
+            by_node = dict(self._executor.by_node) if self._executor is not None else {}
+            self.final = {**self.session.final, "iterations_by_node": by_node}
 
 
 def _ray_line(run: dict[str, Any] | None) -> str:

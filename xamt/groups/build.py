@@ -327,14 +327,10 @@ class _RayBuild:
     """Candidates validated on a Ray cluster, one actor per node (:mod:`xamt.exec.cluster`)."""
 
     def __init__(self, address: str, conf: dict[str, Any], jobs: BuildJobs, workers: int, out_dir: str):
-        from xamt.exec.cluster import Shards, connect
+        from xamt.exec.cluster import RaySession
 
-        self.started = connect(address, num_cpus=workers if address == "local" else None)
-        try:
-            self.shards = Shards(jobs, conf, out_dir=out_dir)
-        except BaseException:
-            self._shutdown()
-            raise
+        self.session = RaySession(address, jobs, conf, local_cpus=workers, out_dir=out_dir)
+        self.shards = self.session.shards
         self.pools = len(self.shards.actors)
         self._keys: dict[int, str] = {}
         self._tokens = 0
@@ -352,19 +348,11 @@ class _RayBuild:
     def wait(self) -> list[tuple[str, CandidateResult]]:
         return [(self._keys.pop(token), result) for token, result, _ in self.shards.wait(0.5)]
 
-    def close(self, wait: bool = True) -> dict[str, int]:
-        self.summary = {"nodes": [a.where for a in self.shards.actors], "lost": list(self.shards.lost),
-                        "resubmitted": self.shards.resubmitted, "ray_calls": self.shards.calls}
+    def close(self, wait: bool = True) -> dict[str, float]:
         try:
-            return self.shards.close()["job"]
+            return self.session.close()["job"]
         finally:
-            self._shutdown()
-
-    def _shutdown(self) -> None:
-        if self.started:
-            import ray
-
-            ray.shutdown()
+            self.summary = self.session.final
 
 
 def registry_stats(store: Store, versions: str | None = None) -> dict[str, Any]:
