@@ -33,7 +33,7 @@ def cluster():
         yield c
 
 
-def _fuzz(out: Path, cluster: LoopbackCluster, *extra: str, budget: str = "20s") -> subprocess.Popen:
+def _fuzz(out: Path, cluster: LoopbackCluster, *extra: str, budget: str = "25s") -> subprocess.Popen:
     env = dict(cluster.env, PYTHONPATH=str(ROOT))
     cmd = [sys.executable, "-m", "xamt.cli", "fuzz", "--out", str(out), "--libs", "numpy",
            "--budget", budget, "--no-progress", "--timeout", "5", "--seed", "3",
