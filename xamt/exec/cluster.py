@@ -298,6 +298,15 @@ class Shards:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         self._ray = ray
+        self.owner: dict[Hashable, _Actor] = {}
+        #: ``on_moved(token, key, payload) -> payload``: a lost actor's job as it is sent to
+        #: another (the caller may need to send more with it, as a group the new actor lacks)
+        self.on_moved: Any = None
+        self.lost: list[str] = []
+        #: keys moved to a less loaded actor (see actor_for)
+        self.moved = 0
+        self.resubmitted = 0
+        self.calls = 0
         alive = [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) >= 1]
         alive.sort(key=lambda n: (not n.get("Resources", {}).get("node:__internal_head__"), n["NodeID"]))
         if nodes is not None:
@@ -319,15 +328,6 @@ class Shards:
         self.info = {a.where: info for a, info in zip(self.actors, infos) if info is not None}
         if not any(a.alive for a in self.actors):
             raise ClusterError("no Ray actor could start its sandbox pool")
-        self.owner: dict[Hashable, _Actor] = {}
-        #: ``on_moved(token, key, payload) -> payload``: a lost actor's job as it is sent to
-        #: another (the caller may need to send more with it, as a group the new actor lacks)
-        self.on_moved: Any = None
-        self.lost: list[str] = []
-        #: keys moved to a less loaded actor (see actor_for)
-        self.moved = 0
-        self.resubmitted = 0
-        self.calls = 0
 
     # -- placement --------------------------------------------------------------------------
     def _live(self) -> list[_Actor]:
