@@ -284,16 +284,13 @@ class Shards:
 
     Args:
         kind: what the actors run.
-        pool_kwargs: the actors' :class:`sandbox.SandboxPool` settings, less ``workers``.
-        workers_per_node: workers of each actor's pool (None: the node's CPUs).
-        nodes: use at most this many nodes (None: every alive node with a CPU).
+        pool_kwargs: the actors' :class:`sandbox.SandboxPool` settings, less ``workers`` (each
+            actor's pool has one worker per CPU of its node).
         out_dir: the driver's output folder (the workers' compile caches live below it; a
             node that cannot write there keeps them in its temporary folder).
     """
 
-    def __init__(self, kind: JobKind, pool_kwargs: Mapping[str, Any], *,
-                 workers_per_node: int | None = None, nodes: int | None = None,
-                 out_dir: str | None = None):
+    def __init__(self, kind: JobKind, pool_kwargs: Mapping[str, Any], *, out_dir: str | None = None):
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -309,14 +306,12 @@ class Shards:
         self.calls = 0
         alive = [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) >= 1]
         alive.sort(key=lambda n: (not n.get("Resources", {}).get("node:__internal_head__"), n["NodeID"]))
-        if nodes is not None:
-            alive = alive[:nodes]
         if not alive:
             raise ClusterError("the Ray cluster has no alive node with a CPU")
         remote = ray.remote(num_cpus=0, max_concurrency=8, max_restarts=0)(ShardWorker)
         self.actors: list[_Actor] = []
         for i, node in enumerate(alive):
-            workers = workers_per_node or max(1, int(node["Resources"]["CPU"]))
+            workers = max(1, int(node["Resources"]["CPU"]))
             where = f"n{i}"
             handle = remote.options(
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),

@@ -248,7 +248,7 @@ def build_registry(
         _log.warning("build interrupted after %d candidates; `xamt groups build` resumes from there", built)
     finally:
         bar.close()
-        execution = runner.close(wait=not interrupted) if runner is not None else {}
+        execution = runner.close() if runner is not None else {}
         if own_pool and pool is not None:
             pool.close(wait=not interrupted)
     seconds = time.monotonic() - t0
@@ -319,7 +319,7 @@ class _LocalBuild:
     def wait(self) -> list[tuple[str, CandidateResult]]:
         return self.scheduler.wait()
 
-    def close(self, wait: bool = True) -> dict[str, int]:
+    def close(self) -> dict[str, int]:
         return self.jobs.summary()
 
 
@@ -348,7 +348,7 @@ class _RayBuild:
     def wait(self) -> list[tuple[str, CandidateResult]]:
         return [(self._keys.pop(token), result) for token, result, _ in self.shards.wait(0.5)]
 
-    def close(self, wait: bool = True) -> dict[str, float]:
+    def close(self) -> dict[str, float]:
         try:
             return self.session.close()["job"]
         finally:
