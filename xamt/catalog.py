@@ -59,6 +59,7 @@ from xamt.store import Schema, Store
 __all__ = [
     "Param", "ApiRecord", "LibraryCatalog", "CatalogResult", "MINER_VERSION", "CATALOG_SCHEMA",
     "mine_library", "build_catalog", "load_catalog", "parse_signature_text", "miner_fingerprint",
+    "doc_body",
 ]
 
 _log = get_logger("catalog")
@@ -463,7 +464,7 @@ _EQUIV_RE = re.compile(
 )
 
 
-def _examples_cut(doc: str) -> str:
+def doc_body(doc: str) -> str:
     """The docstring up to its examples (examples mention many unrelated APIs)."""
     cut = len(doc)
     for marker in ("\nExamples", "\nExample:", "\n>>>", "\nExample usage"):
@@ -477,7 +478,7 @@ def doc_references(doc: str, own: str) -> tuple[list[str], list[str], str | None
     """Names of other APIs a docstring mentions before its examples, the names it declares
     itself equivalent to (``JAX implementation of numpy.sum``, ``TensorFlow variant of NumPy's
     `sum```, ``See torch.sum``), and the target of ``Alias for X``."""
-    body = _examples_cut(doc)
+    body = doc_body(doc)
     refs: list[str] = []
     for m in _REF_RE.finditer(body):
         ref = _normalise_ref(m.group(1), m.group(2))

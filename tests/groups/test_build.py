@@ -80,22 +80,45 @@ def test_intra_relations_value_and_status(tmp_path, pool, adapters):
                 member("numpy", "numpy.ndarray.__abs__", "numpy:ndarray.__abs__", [(0, "self", 0, None, True)],
                        call="method", receiver_slot=0)],
                [(0, "x", "tensor")], relation="function_method", canonical="abs")
-    sib = group("status_sibling:numpy.abs|numpy.negative",
-                [member("numpy", "numpy.abs", "numpy:abs", [(0, "x", 0, None, True)]),
-                 member("numpy", "numpy.negative", "numpy:negative", [(0, "x", 0, None, True)])],
-                [(0, "x", "tensor")], relation="status_sibling", canonical="sib", equivalence="status")
-    # siblings that agree on ordinary inputs (finite values: both all False) stay status-only:
-    # comparing isposinf with isneginf on values would make false findings on ±inf
-    twins = group("status_sibling:numpy.isposinf|numpy.isneginf",
+    # a candidate matched as status-only stays so, though its values agree
+    twins = group("functional_module:numpy.isposinf|numpy.isneginf",
                   [member("numpy", "numpy.isposinf", "numpy:isposinf", [(0, "x", 0, None, True)]),
                    member("numpy", "numpy.isneginf", "numpy:isneginf", [(0, "x", 0, None, True)])],
-                  [(0, "x", "tensor")], relation="status_sibling", canonical="twins", equivalence="status")
-    store, result = _build(tmp_path, pool, adapters, [fm, sib, twins])
+                  [(0, "x", "tensor")], relation="functional_module", canonical="twins",
+                  equivalence="status")
+    store, result = _build(tmp_path, pool, adapters, [fm, twins])
     groups = _by_key(store)
     assert groups[fm.key].state == "validated" and groups[fm.key].equivalence == "value"
-    assert groups[sib.key].state == "validated" and groups[sib.key].equivalence == "status"
     assert groups[twins.key].state == "validated" and groups[twins.key].equivalence == "status"
-    assert result.stats["intra_relations_total"] == 3 and result.stats["cross_library_groups"] == 0
+    assert result.stats["intra_relations_total"] == 2 and result.stats["cross_library_groups"] == 0
+
+
+def _inferred(a, b):
+    return group(f"inferred:numpy.{a}|numpy.{b}",
+                 [member("numpy", f"numpy.{a}", f"numpy:{a}", [(0, "x", 0, None, True)]),
+                  member("numpy", f"numpy.{b}", f"numpy:{b}", [(0, "x", 0, None, True)])],
+                 [(0, "x", "tensor")], relation="inferred", canonical=a)
+
+
+def test_inferred_relations_value_then_status(tmp_path, pool, adapters):
+    """DeepREL's validation: value when outputs agree and depend on the input's values; status
+    when both succeed or fail alike on every input tried, invalid ones and dtypes included;
+    rejected otherwise, with the input on which they part."""
+    value = _inferred("abs", "fabs")            # equal on real inputs
+    status = _inferred("sin", "cos")            # different values, the same valid inputs
+    constant = _inferred("isposinf", "isneginf")  # agree only on a constant (all False)
+    differs = _inferred("abs", "negative")      # numpy.negative refuses bool, abs takes it
+    store, _ = _build(tmp_path, pool, adapters, [value, status, constant, differs])
+    groups = _by_key(store)
+    assert groups[value.key].state == "validated" and groups[value.key].equivalence == "value"
+    for g in (status, constant):
+        assert groups[g.key].state == "validated" and groups[g.key].equivalence == "status", g.key
+        assert "rank:0" in groups[g.key].evidence["status_probes"]
+    rejected = groups[differs.key]
+    assert rejected.state == "rejected"
+    reasons = {i.qualname: (i.reason, i.detail) for _, i in rejected.rejected}
+    assert reasons["numpy.negative"][0] == "status_differs"
+    assert "dtype:bool" in reasons["numpy.negative"][1]
 
 
 def test_dtype_probing_records_refusals(tmp_path, pool, adapters):

@@ -127,3 +127,23 @@ def test_member_rules_make_distribution_samplers_random():
         assert canonical_name(raw, data, raw.split("_")[0], ns).name == canon, raw
     # numpy.power stays the elementwise power
     assert canonical_name("power", data, "numpy", "numpy").name == "power"
+
+
+@pytest.mark.parametrize("line, message", [
+    ("top_k = 0", "top_k >= 1"),
+    ("shortlist = 2", "shortlist >= top_k"),
+    ("w_doc = -1", "w_doc must be a number"),
+    ("w_doc = \"high\"", "w_doc must be a number"),
+    ("extra = 1", "unknown keys"),
+])
+def test_inferred_settings_are_checked(tmp_path, line, message):
+    copy_data(tmp_path)
+    path = tmp_path / "matching.toml"
+    text = path.read_text()
+    key = line.split(" =")[0]
+    lines = [ln for ln in text.splitlines() if not ln.startswith(f"{key} =")]
+    at = lines.index("[inferred]")
+    lines.insert(at + 1, line)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataFileError, match=message):
+        load_matching_data(tmp_path)

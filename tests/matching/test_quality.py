@@ -42,6 +42,14 @@ def test_precision_floors(quality):
         assert quality["precision_labelled_sample"]["precision"] >= 0.80
 
 
+def test_inferred_relations_recall_the_hand_listed_siblings(quality):
+    """The sibling pairs once listed by hand (tril/triu, argmax/argmin...) are found by
+    inference alone, in every library that has both (measured 0.965 over six libraries)."""
+    q = quality["siblings"]
+    assert q["pairs"] >= 60 and set(q["per_library"]) >= {"numpy", "torch", "jax"}
+    assert q["recall"] >= 0.90, q["misses"]
+
+
 def test_six_libraries_beat_the_xamt_plus_plus_counts(tmp_path):
     from xamt.catalog import build_catalog
     from xamt.matching.engine import match

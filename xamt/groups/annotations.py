@@ -144,6 +144,9 @@ class BuildSettings:
     window: int = 96
     probe_dtypes: tuple[str, ...] = ()
     probe_abstract: dict[str, str] = field(default_factory=dict)
+    #: relation kinds whose status-equivalent members are also run on deliberately invalid
+    #: inputs (:func:`xamt.inputs.mutate.status_probes`), and must succeed or fail alike
+    status_probe_relations: tuple[str, ...] = ()
     environment: dict[str, str] = field(default_factory=dict)
     fingerprint: str = ""
 
@@ -159,6 +162,9 @@ def load_settings(path: str | Path | None = None) -> BuildSettings:
     probe = data.get("probe", {})
     dtypes = tuple(probe.get("dtypes", ()))
     abstract = probe.get("abstract", {})
+    status_relations = probe.get("status_relations", [])
+    if not isinstance(status_relations, list) or not all(isinstance(r, str) for r in status_relations):
+        raise DataFileError(f"{where} [probe]: status_relations must be a list of relation names")
     env = data.get("environment", {})
     if not all(isinstance(v, str) for v in list(abstract.values()) + list(env.values())):
         raise DataFileError(f"{where}: [probe.abstract] and [environment] values must be strings")
@@ -169,7 +175,8 @@ def load_settings(path: str | Path | None = None) -> BuildSettings:
         return BuildSettings(tolerance=tol, timeout=float(ex.get("timeout", 10.0)),
                              compiled_timeout=float(ex.get("compiled_timeout", 60.0)),
                              repeat=max(1, int(ex.get("repeat", 2))), window=max(1, int(ex.get("window", 96))),
-                             probe_dtypes=dtypes, probe_abstract=dict(abstract), environment=dict(env),
+                             probe_dtypes=dtypes, probe_abstract=dict(abstract),
+                             status_probe_relations=tuple(status_relations), environment=dict(env),
                              fingerprint=hashlib.blake2b(text.encode(), digest_size=8).hexdigest())
     except (TypeError, ValueError) as exc:
         raise DataFileError(f"{where} [execution]: {exc}") from exc

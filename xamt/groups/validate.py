@@ -37,6 +37,7 @@ from xamt.exec.normalise import NormalisationRules, normalise
 from xamt.groups.unionfind import UnionFind
 from xamt.inputs.materialise import materialise
 from xamt.inputs.model import GroupInput
+from xamt.inputs.mutate import status_probes
 from xamt.inputs.rules import InputRules
 from xamt.inputs.seed import needed_slots, seed_plan, variant_inputs
 from xamt.inputs.structured import INTEGER_STRUCTURES, split
@@ -180,6 +181,7 @@ class _Validator:
         self.tried: list[str] = []
         self.differed: dict[int, str] = {}
         self.confirm_input: GroupInput | None = None
+        self.status_probes: list[str] = []
         for note in (self.ann.member_notes if self.ann else []):
             for i, m in enumerate(group.members):
                 if m.qualname == note.api and note.action == "note":
@@ -443,6 +445,18 @@ class _Validator:
                         confirm_detail.setdefault(i, "second input: differs")
                 new_components.extend(sub)
             components = sorted(new_components, key=lambda c: (-len(c), c[0]))
+            if group.relation in ctx.settings.status_probe_relations:
+                components, demoted = self._value_evidence(components, ev.values, values2)
+                # DeepREL: value equivalence first, status equivalence second -- members that ran
+                # on both inputs but agree on neither, or only on outputs the input's values do
+                # not change, are candidates for status equivalence
+                demoted += [i for i in members if i in values2 and i in confirm_detail
+                            and not any(i in c for c in components)]
+                if len(demoted) >= 2:
+                    for i in demoted:
+                        confirm_detail.pop(i, None)
+                    status_components = [sorted(set(demoted) | {i for c in status_components
+                                                                 for i in c})]
 
         # 3. pins
         pinned = bool(self.ann and self.ann.pin)
@@ -469,6 +483,10 @@ class _Validator:
         # 4. dtypes
         if ctx.probe and (validated_value or validated_status):
             yield from self._probe(sorted(validated_value | validated_status), ev.input)
+
+        # 5. status equivalence on invalid inputs and dtypes (the relations validation.toml names)
+        if self.group.relation in ctx.settings.status_probe_relations and status_components:
+            status_components = yield from self._status_probe(status_components, ev.input)
 
         groups = []
         # a candidate matched as status-only (DeepREL's siblings: isposinf/isneginf, argmax/argmin;
@@ -547,6 +565,68 @@ class _Validator:
         else:
             self.reject(i, r.status, r.error_message or "")
 
+    def _value_evidence(self, components: list[list[int]], first: dict[int, Any],
+                        second: dict[int, Any]) -> tuple[list[list[int]], list[int]]:
+        """Components whose agreement says something about values: some member's output
+        changed between the two inputs (same shapes, other values). Agreeing on an output the
+        values do not change (a size, a constant True) is agreement on shapes only; those
+        components' members are returned apart."""
+        kept, demoted = [], []
+        for comp in components:
+            if any(i in first and not self.agreement.pair(first[i], second[i]) for i in comp):
+                kept.append(comp)
+            else:
+                demoted += comp
+        return kept, demoted
+
+    def _status_probe(self, components: list[list[int]], inp: GroupInput
+                      ) -> Generator[list, list, list[list[int]]]:
+        """DeepREL's status equivalence: the members of each status component must succeed or
+        fail alike on every probe (:func:`~xamt.inputs.mutate.status_probes`) and accept the same
+        probed dtypes. Members off the component's most common status pattern are rejected,
+        with the first probe on which they part."""
+        probes = status_probes(self.group, inp)
+        members = sorted({i for c in components for i in c})
+        outcomes: dict[int, list[tuple[str, str]]] = {i: [] for i in members}
+        for probe, name in probes:
+            results = yield from self.run(probe, members, repeat=1)
+            for i in members:
+                r = results.get(i)
+                status = "ok" if r is not None and r.ok else (
+                    f"{r.status} {r.error_type or ''}".strip() if r is not None else "not run")
+                outcomes[i].append((name, status))
+        for i in members:
+            accepted = set(self.info[i].accepted)
+            for d in self.ctx.settings.probe_dtypes:
+                outcomes[i].append((f"dtype:{d}", "ok" if d in accepted else "refused"))
+        self.status_probes = [name for _, name in probes]
+        kept = []
+        for comp in components:
+            pattern = {i: tuple(s == "ok" for _, s in outcomes[i]) for i in comp}
+            counts: dict[tuple, int] = {}
+            for p in pattern.values():
+                counts[p] = counts.get(p, 0) + 1
+            # the most common pattern; a tie goes to the first member's (the pivot's)
+            common = max(counts, key=lambda p: (counts[p], p == pattern[comp[0]]))
+            keep = [i for i in comp if pattern[i] == common]
+            ref = keep[0]
+            for i in comp:
+                if pattern[i] == common:
+                    continue
+                n = next(k for k, (a, b) in enumerate(zip(pattern[i], common)) if a != b)
+                probe = outcomes[i][n][0]
+                self.reject(i, "status_differs",
+                            f"on {probe}: {outcomes[i][n][1]}, {self.group.members[ref].qualname} "
+                            f"{outcomes[ref][n][1]}")
+            if not self.valid_component(keep):
+                for i in keep:
+                    others = [j for j in comp if j != i]
+                    self.reject(i, "status_differs", "; ".join(
+                        f"{self.group.members[j].qualname} {self.info[j].detail}" for j in others))
+                continue
+            kept.append(keep)
+        return kept
+
     def _probe(self, members: list[int], inp: GroupInput) -> Generator[list, list, None]:
         dtypes = list(self.ctx.settings.probe_dtypes)
         if not dtypes:
@@ -622,6 +702,11 @@ class _Validator:
                 evidence["dispersion"] = d if np.isfinite(d) else None
             evidence["seconds"] = {group.members[i].qualname: round(ev.results[i].duration_s, 6)
                                    for i in comp if i in ev.results}
+        if self.status_probes:
+            evidence["status_probes"] = list(self.status_probes)
+        if "score" in group.evidence:  # an inferred relation's similarity (xamt.matching.inferred)
+            evidence["matching"] = {k: group.evidence[k] for k in ("score", "signature", "doc", "ranks")
+                                    if k in group.evidence}
         return RegisteredGroup(
             key=group.key, candidate=group.key, relation=group.relation, category=group.category,
             canonical=group.canonical, equivalence=equivalence or group.equivalence, state=state,

@@ -27,7 +27,7 @@ from xamt.inputs.seed import fit_axis
 from xamt.inputs.seed import is_data_slot as _is_data
 from xamt.inputs.structured import split
 
-__all__ = ["mutate", "revalue", "MUTATION_OPS", "INVALID_OPS"]
+__all__ = ["mutate", "revalue", "status_probes", "MUTATION_OPS", "INVALID_OPS"]
 
 #: array operators (from :mod:`xamt.inputs.arrays`) and literal operators
 MUTATION_OPS = tuple(fv.MUTATIONS) + ("axis", "flag", "integer", "scalar", "dtype_arg", "shape_arg")
@@ -176,54 +176,94 @@ def _literal_op(group: Any, inp: GroupInput, slot: int, rng: np.random.Generator
     return None  # strings, modes, None: left as validated
 
 
-def _invalid(group: Any, inp: GroupInput, rng: np.random.Generator,
-             dtypes: Sequence[str] | None) -> tuple[GroupInput, str] | None:
+def _invalid_options(group: Any, inp: GroupInput, dtypes: Sequence[str] | None) -> list[str]:
+    """The invalid operators that apply to ``inp`` (``invalid:dtype`` needs the accepted
+    ``dtypes``)."""
     options = []
-    axis_slots = [s for s in inp if inp[s].kind == "literal" and _role(group, s) == "axis"]
-    data = [s for s in inp if _is_data(inp[s])]
-    index_slots = [s for s in inp if inp[s].structure and split(inp[s].structure)[0] == "index_into"]
-    int_slots = [s for s in inp if inp[s].kind == "literal" and _role(group, s) in ("count", "index")
-                 and isinstance(inp[s].value, int) and not isinstance(inp[s].value, bool)]
-    unsupported = [d for d in fv.DTYPE_NAMES if dtypes is not None and d not in dtypes]
-    if axis_slots:
+    if any(inp[s].kind == "literal" and _role(group, s) == "axis" for s in inp):
         options.append("invalid:axis")
-    if data and unsupported:
+    data = [s for s in inp if _is_data(inp[s])]
+    if data and dtypes is not None and any(d not in dtypes for d in fv.DTYPE_NAMES):
         options.append("invalid:dtype")
-    if index_slots:
+    if any(inp[s].structure and split(inp[s].structure)[0] == "index_into" for s in inp):
         options.append("invalid:index")
     if len(data) > 1:
         options.append("invalid:shape")
-    if int_slots:
+    if _int_slots(group, inp):
         options.append("invalid:count")
-    if not options:
-        return None
-    op = options[int(rng.integers(len(options)))]
+    return options
+
+
+def _int_slots(group: Any, inp: GroupInput) -> list[int]:
+    return [s for s in inp if inp[s].kind == "literal" and _role(group, s) in ("count", "index")
+            and isinstance(inp[s].value, int) and not isinstance(inp[s].value, bool)]
+
+
+def _redtype(inp: GroupInput, slots: Sequence[int], dtype: str) -> GroupInput:
+    out = inp
+    for s in slots:
+        v = inp[s]
+        out = out.replace(s, v.with_recipes(tuple(dataclasses.replace(r, dtype=dtype)
+                                                  for r in v.all_recipes())))
+    return out
+
+
+def _reshape(inp: GroupInput, slot: int, shape: tuple[int, ...]) -> GroupInput:
+    v = inp[slot]
+    return inp.replace(slot, v.with_recipes(tuple(dataclasses.replace(r, shape=shape)
+                                                  for r in v.all_recipes())))
+
+
+def _apply_invalid(group: Any, inp: GroupInput, op: str, rng: np.random.Generator,
+                   dtypes: Sequence[str] | None) -> GroupInput:
+    data = [s for s in inp if _is_data(inp[s])]
     if op == "invalid:axis":
         rank = _rank(inp) or 1
+        axis_slots = [s for s in inp if inp[s].kind == "literal" and _role(group, s) == "axis"]
         slot = axis_slots[int(rng.integers(len(axis_slots)))]
-        return inp.replace(slot, SlotValue.literal(int(rng.choice([rank, -rank - 1, rank + 3])))), op
+        return inp.replace(slot, SlotValue.literal(int(rng.choice([rank, -rank - 1, rank + 3]))))
     if op == "invalid:dtype":
-        new_dtype = str(unsupported[int(rng.integers(len(unsupported)))])
-        out = inp
-        for s in data:
-            v = inp[s]
-            out = out.replace(s, v.with_recipes(tuple(dataclasses.replace(r, dtype=new_dtype)
-                                                      for r in v.all_recipes())))
-        return out, op
+        unsupported = [d for d in fv.DTYPE_NAMES if dtypes is not None and d not in dtypes]
+        return _redtype(inp, data, str(unsupported[int(rng.integers(len(unsupported)))]))
     if op == "invalid:index":
+        index_slots = [s for s in inp
+                       if inp[s].structure and split(inp[s].structure)[0] == "index_into"]
         slot = index_slots[int(rng.integers(len(index_slots)))]
         v = inp[slot]
         target = split(v.structure)[1]  # type: ignore[arg-type]
-        return inp.replace(slot, dataclasses.replace(v, structure=f"index_out_of:{target}")), op
+        return inp.replace(slot, dataclasses.replace(v, structure=f"index_out_of:{target}"))
     if op == "invalid:shape":
         slot = data[int(rng.integers(len(data)))]
-        v = inp[slot]
-        old = v.all_recipes()[0].shape
-        new_shape = tuple(d + 1 for d in old) if old else (2,)
-        return inp.replace(slot, v.with_recipes(tuple(dataclasses.replace(r, shape=new_shape)
-                                                      for r in v.all_recipes()))), op
-    slot = int_slots[int(rng.integers(len(int_slots)))]
-    return inp.replace(slot, SlotValue.literal(int(rng.choice([-1, -3])))), op
+        old = inp[slot].all_recipes()[0].shape
+        return _reshape(inp, slot, tuple(d + 1 for d in old) if old else (2,))
+    slots = _int_slots(group, inp)
+    slot = slots[int(rng.integers(len(slots)))]
+    return inp.replace(slot, SlotValue.literal(int(rng.choice([-1, -3]))))
+
+
+def _invalid(group: Any, inp: GroupInput, rng: np.random.Generator,
+             dtypes: Sequence[str] | None) -> tuple[GroupInput, str] | None:
+    options = _invalid_options(group, inp, dtypes)
+    if not options:
+        return None
+    op = options[int(rng.integers(len(options)))]
+    return _apply_invalid(group, inp, op, rng, dtypes), op
+
+
+def status_probes(group: Any, inp: GroupInput, seed: int = 0) -> list[tuple[GroupInput, str]]:
+    """Inputs for checking status equivalence (DeepREL): every invalid operator that applies
+    to ``inp`` once (dtypes aside: the registry build's dtype probe covers them), and its data
+    arrays as 0-d arrays. Each comes with its name; the list is the same for the same ``seed``."""
+    rng = np.random.default_rng(seed)
+    probes = [(_apply_invalid(group, inp, op, rng, None), op)
+              for op in _invalid_options(group, inp, None)]
+    data = [s for s in inp if _is_data(inp[s])]
+    if any(inp[s].all_recipes()[0].shape != () for s in data):
+        out = inp
+        for s in data:
+            out = _reshape(out, s, ())
+        probes.append((out, "rank:0"))
+    return probes
 
 
 def mutate(group: Any, inp: GroupInput, rng: np.random.Generator, *,

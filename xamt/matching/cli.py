@@ -58,6 +58,12 @@ def _summary_table(stats: dict[str, Any]) -> None:
                     str(stats["intra_status_only"].get(kind, 0)),
                     str(stats["same_object_relations"].get(kind, 0)))
     console.print(rel)
+    inferred = stats.get("inferred")
+    if inferred:
+        console.print(f"inferred relations: {inferred['candidates']} candidate pairs over "
+                      f"{sum(inferred['apis'].values())} APIs ({inferred['unmapped_rejected']} more "
+                      f"rejected: required inputs do not map; {inferred['related_skipped']} already "
+                      f"related by name) in {inferred['seconds']:.1f} s")
     console.print(f"matched in {stats['seconds']['total']:.2f} s")
 
 
@@ -111,6 +117,10 @@ def run_command(args: argparse.Namespace) -> int:
                 q = quality[name]
                 print(f"recall vs {name}: {q['hits']}/{q['pairs']} = {q['recall']:.3f} "
                       f"(misses: {q['miss_reasons']})")
+        if "siblings" in quality:
+            q = quality["siblings"]
+            print(f"recall of hand-listed siblings by inferred relations: {q['hits']}/{q['pairs']}"
+                  f" = {q['recall']:.3f} (misses: {', '.join(q['misses']) or 'none'})")
         for name in ("precision_opinfo_closed_world", "precision_array_api_closed_world",
                      "precision_labelled_sample"):
             if name in quality:

@@ -121,6 +121,9 @@ class MatchingData:
     #: category -> canonical names in it that compute a fixed value (an initializer's zeros):
     #: value-compared although the category is status-only (categories.toml [deterministic])
     deterministic_names: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: settings of the inferred relations (matching.toml ``[inferred]``, see
+    #: :mod:`xamt.matching.inferred`)
+    inferred: dict[str, float] = field(default_factory=dict)
 
     def homonym_for(self, qualname: str, canonical: str) -> Homonym | None:
         for h in self.homonyms:
@@ -312,9 +315,29 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
                                       "[doc].stopwords")),
         min_token=int(m["doc"].get("min_token", 3)),
         relations=dict(m["relations"]),
+        inferred=_inferred(m),
         constructed_names=names,
         fingerprint=digest.hexdigest()[:16],
     )
+
+
+_INFERRED_KEYS = ("top_k", "shortlist", "w_signature", "w_doc", "min_score", "min_signature")
+
+
+def _inferred(m: dict[str, Any]) -> dict[str, float]:
+    table = m.get("inferred")
+    _expect(isinstance(table, dict), "matching.toml", "[inferred] is missing")
+    out = {}
+    for key in _INFERRED_KEYS:
+        value = table.get(key)
+        _expect(isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0,
+                "matching.toml", f"[inferred].{key} must be a number >= 0, got {value!r}")
+        out[key] = float(value)
+    unknown = sorted(set(table) - set(_INFERRED_KEYS))
+    _expect(not unknown, "matching.toml", f"[inferred] has unknown keys {unknown}")
+    _expect(out["top_k"] >= 1 and out["shortlist"] >= out["top_k"], "matching.toml",
+            "[inferred] needs top_k >= 1 and shortlist >= top_k")
+    return out
 
 
 def _distributions(raw: dict[str, Any]) -> tuple[dict[str, str], list[PlanOverride]]:

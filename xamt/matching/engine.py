@@ -18,6 +18,7 @@ from xamt.libraries.registry import Registry
 from xamt.log import get_logger
 from xamt.matching.cross import cross_library_groups
 from xamt.matching.data import MatchingData, load_matching_data
+from xamt.matching.inferred import inferred_groups
 from xamt.matching.model import CandidateGroup
 from xamt.matching.relations import intra_library_groups
 from xamt.matching.views import build_views
@@ -76,13 +77,21 @@ def match(
     cross, cross_stats = cross_library_groups(index, data)
     t_cross = time.perf_counter()
     groups = list(cross)
+    inferred_stats = None
+    t_intra = t_cross
     if intra:
         members = {m.qualname for g in cross for m in g.members}
         groups += intra_library_groups(index, data, catalogs, members, registry)
+        t_intra = time.perf_counter()
+        inferred, inferred_stats = inferred_groups(index, data, groups)
+        groups += inferred
     t_end = time.perf_counter()
     stats = summary(groups, catalogs)
     stats["seconds"] = {"views": round(t_views - t0, 2), "cross": round(t_cross - t_views, 2),
-                        "intra": round(t_end - t_cross, 2), "total": round(t_end - t0, 2)}
+                        "intra": round(t_intra - t_cross, 2), "inferred": round(t_end - t_intra, 2),
+                        "total": round(t_end - t0, 2)}
+    if inferred_stats is not None:
+        stats["inferred"] = inferred_stats.to_json()
     stats["loose_groups_multi_library"] = cross_stats["loose_groups_multi_library"]
     stats["homonym_removals"] = cross_stats["homonym_removals"]
     stats["homonyms"] = [[q, c] for q, c, _ in cross_stats["homonyms"]]

@@ -5,7 +5,8 @@ A :class:`CandidateGroup` is a set of APIs expected to agree, as plain data:
 * ``key`` — a stable identifier (``x:sum/reduction``, ``function_method:torch.abs``);
 * ``relation`` — ``cross_library`` or an intra-library kind: ``alias``, ``namespace_twin``,
   ``function_method``, ``inplace``, ``out_variant``, ``functional_module``, ``eager_compiled``,
-  ``status_sibling``;
+  ``inferred`` (two APIs ranked alike by signature and documentation, see
+  :mod:`xamt.matching.inferred`);
 * ``equivalence`` — ``value`` (equal outputs expected) or ``status`` (both succeed or both fail);
 * ``confidence`` (0..1) and its ``band`` (high ≥ 0.85, medium ≥ 0.70, low);
 * ``slots`` — the group's canonical inputs (:class:`GroupSlot`: role, whether every member takes
@@ -37,7 +38,7 @@ __all__ = [
 #: from the first argument, a shape (``fill``: ``torch.nn.init.eye_``)
 CALL_STYLES = ("function", "method", "module", "compiled", "out", "constructed", "fill")
 RELATIONS = ("cross_library", "alias", "namespace_twin", "function_method", "inplace",
-             "out_variant", "functional_module", "eager_compiled", "status_sibling")
+             "out_variant", "functional_module", "eager_compiled", "inferred")
 #: value conversions of a slot for a member: numpy array → tensor; list of arrays → list of
 #: tensors; numpy dtype name → the library's dtype; a scalar → a 1-tuple (sequences unchanged);
 #: a numpy array → tensor, anything else (a Python number) unchanged; an int seed → the library's

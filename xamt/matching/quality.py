@@ -16,6 +16,11 @@ ground truth, the fraction the ground truth relates (directly or through its own
 classes). It is a lower bound: the ground truth names one reference per OpInfo (``torch.max``'s is
 ``numpy.maximum``, so ``torch.max``/``numpy.max`` counts as wrong). A hand-labelled sample of the
 remaining pairs (``labelled_pairs.json``) estimates precision where no ground truth exists.
+
+**Sibling recall** (``siblings.json``, a hand list of DeepREL-style pairs such as ``tril`` /
+``triu``) measures the inferred relations (:mod:`xamt.matching.inferred`): a listed pair counts
+once in every namespace of a library whose plain functions include both names, and is recalled
+when inference keeps it as an ``inferred`` candidate.
 """
 from __future__ import annotations
 
@@ -31,7 +36,8 @@ from xamt.catalog import LibraryCatalog
 from xamt.matching.data import MatchingData, data_dir
 from xamt.matching.model import CandidateGroup
 
-__all__ = ["GroundTruth", "load_groundtruth", "measure", "candidate_pairs", "sample_pairs"]
+__all__ = ["GroundTruth", "load_groundtruth", "measure", "candidate_pairs", "sample_pairs",
+           "sibling_recall"]
 
 
 @dataclass
@@ -39,6 +45,7 @@ class GroundTruth:
     opinfo: dict[str, Any]
     array_api: dict[str, Any]
     labelled: dict[str, Any] | None = None
+    siblings: dict[str, Any] | None = None
 
     def opinfo_pairs(self) -> list[tuple[list[str], list[str], list[str]]]:
         return [(p["torch"], p["ref"], p["opinfo"]) for p in self.opinfo["pairs"]]
@@ -59,7 +66,35 @@ def load_groundtruth(folder: str | Path | None = None) -> GroundTruth:
     api = json.loads((base / "array_api.json").read_text())
     labelled_path = base / "labelled_pairs.json"
     labelled = json.loads(labelled_path.read_text()) if labelled_path.exists() else None
-    return GroundTruth(opinfo, api, labelled)
+    siblings_path = base / "siblings.json"
+    siblings = json.loads(siblings_path.read_text()) if siblings_path.exists() else None
+    return GroundTruth(opinfo, api, labelled, siblings)
+
+
+def sibling_recall(groups: Iterable[CandidateGroup], catalogs: dict[str, LibraryCatalog],
+                   pairs: Iterable[Iterable[str]], relation: str = "inferred") -> dict[str, Any]:
+    """Recall of hand-listed sibling name pairs among the ``relation`` groups' member pairs
+    (see the module docstring); ``misses`` names each pair not recalled."""
+    related = {frozenset((a.qualname, b.qualname)) for g in groups if g.relation == relation
+               for a, b in combinations(g.members, 2)}
+    by_ns: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
+    for lib, cat in catalogs.items():
+        for r in cat.records:
+            if r.kind == "function" and not r.deprecated and r.sub_api_of is None:
+                by_ns[(lib, r.namespace)].setdefault(r.name, r.qualname)
+    hits, misses, per_lib = 0, [], Counter()
+    listed = [tuple(p) for p in pairs]
+    for (lib, ns), names in sorted(by_ns.items()):
+        for a, b in listed:
+            if a in names and b in names:
+                per_lib[lib] += 1
+                if frozenset((names[a], names[b])) in related:
+                    hits += 1
+                else:
+                    misses.append(f"{ns}: {a} / {b}")
+    total = sum(per_lib.values())
+    return {"pairs": total, "hits": hits, "recall": hits / total if total else 0.0,
+            "per_library": dict(sorted(per_lib.items())), "misses": misses}
 
 
 def _name_index(catalogs: dict[str, LibraryCatalog]) -> dict[str, tuple[str, str]]:
@@ -233,5 +268,7 @@ def measure(groups: list[CandidateGroup], catalogs: dict[str, LibraryCatalog],
             # as the sample was drawn, before the fixes it prompted (the unbiased estimate)
             "precision_as_drawn": counts.get("equivalent", 0) / len(labels) if labels else 0.0,
         }
+    if gt.siblings:
+        report["siblings"] = sibling_recall(groups, catalogs, gt.siblings["pairs"])
     report["candidate_pairs"] = len(cand)
     return report

@@ -16,9 +16,10 @@ Kinds (``CandidateGroup.relation``), all value-equivalent unless noted:
 * ``functional_module`` — a callable class and its functional form (``torch.nn.ReLU`` /
   ``torch.nn.functional.relu``); status-equivalent only when the class creates weights;
 * ``eager_compiled`` — a function run eagerly and under the library's compiler (``jax.jit``,
-  ``tf.function(jit_compile=True)``, ``torch.compile``), for members of cross-library groups;
-* ``status_sibling`` — DeepREL's status equivalence: two APIs of one namespace with the same
-  inputs and mirrored meaning (``tril`` / ``triu``, ``argmax`` / ``argmin``).
+  ``tf.function(jit_compile=True)``, ``torch.compile``), for members of cross-library groups.
+
+APIs of one library related by what they take rather than by name (``tril`` / ``triu``) are
+inferred by :mod:`xamt.matching.inferred`.
 """
 from __future__ import annotations
 
@@ -272,25 +273,6 @@ def _eager_compiled(index: ViewIndex, data: MatchingData, compile_refs: dict[str
     return groups
 
 
-def _status_siblings(index: ViewIndex, data: MatchingData) -> list[CandidateGroup]:
-    pairs = [tuple(p) for p in data.relations.get("status_siblings", [])]
-    by_ns: dict[tuple[str, str], dict[str, ApiView]] = defaultdict(dict)
-    for v in index.views:
-        if v.kind in ("function", "method") and v.inplace_of is None:
-            by_ns[(v.library, v.record.owner or v.record.namespace)][v.record.name] = v
-    groups = []
-    for (lib, ns), names in sorted(by_ns.items()):
-        for a, b in pairs:
-            va, vb = names.get(a), names.get(b)
-            if va is None or vb is None or va.record is vb.record:
-                continue
-            if [i.role for i in va.inputs] != [i.role for i in vb.inputs]:
-                continue
-            groups.append(_group("status_sibling", [va, vb], data, equivalence="status",
-                                 key=f"status_sibling:{va.qualname}|{vb.qualname}"))
-    return groups
-
-
 def intra_library_groups(
     index: ViewIndex,
     data: MatchingData,
@@ -323,7 +305,6 @@ def intra_library_groups(
     groups += _functional_modules(index, data)
     groups += _eager_compiled(index, data, compile_refs, cross_members if only_cross else None,
                               uncompiled)
-    groups += _status_siblings(index, data)
     # keys must be unique: later duplicates get a suffix
     seen: dict[str, int] = {}
     for g in groups:
