@@ -30,6 +30,8 @@ RUNTIME = [
     "matplotlib==3.11.2",
     # campaigns and registry builds across machines (--ray); installs beside the pins above
     "ray==2.60.0",
+    # TF-IDF documentation similarity of the inferred relations (xamt/matching/inferred.py)
+    "scikit-learn==1.9.1",
 ]
 TEST = [
     "pytest==9.2.0",

@@ -144,3 +144,31 @@ def test_edge_recipes_cover_every_boundary_value_as_the_seed_moves_the_offset():
     assert set(boundary_values("float32").view(np.uint32).tolist()) <= seen
     # the field is left out of the JSON when off: recipes stored before it keep their form
     assert "edges" not in ArrayRecipe(seed=1).to_json() and ArrayRecipe.from_json(base.to_json()) == base
+
+
+def test_status_probes_cover_every_applicable_invalid_operator_once():
+    from xamt.inputs.mutate import status_probes
+
+    g = _binary_axis_group()
+    inp = seed_inputs(g)[0]
+    probes = status_probes(g, inp)
+    names = [name for _, name in probes]
+    # dtypes are the registry's dtype probe's business, not these
+    assert names == ["invalid:axis", "invalid:index", "invalid:shape", "rank:0"]
+    assert [p.signature() for p, _ in status_probes(g, inp)] == [p.signature() for p, _ in probes]
+    values = {name: materialise(p) for p, name in probes}
+    rank = materialise(inp)[0].ndim
+    axis = values["invalid:axis"][2]
+    assert not -rank <= axis < rank
+    assert values["invalid:shape"][0].shape != values["invalid:shape"][1].shape
+    assert values["rank:0"][0].shape == () and values["rank:0"][1].shape == ()
+    indices, x = values["invalid:index"][5], values["invalid:index"][0]
+    assert indices.size and indices.max() >= min(x.shape)
+
+
+def test_status_probes_of_a_one_array_input():
+    from xamt.inputs.mutate import status_probes
+
+    g = group("x:g/generic", [member("numpy", "numpy.g", "numpy:abs", [(0, "x", 0, None, True)])],
+              [(0, "x", "tensor")])
+    assert [name for _, name in status_probes(g, seed_inputs(g)[0])] == ["rank:0"]

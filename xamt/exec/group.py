@@ -391,6 +391,10 @@ class GroupExecutor:
                         results[k] = MemberResult(str(outcome.status), error_type=outcome.error_type,
                                                   error_message=outcome.error_message or outcome.summary(),
                                                   duration_s=outcome.duration_s, outcome=outcome)
+                        # remembered like any result: a build asks one API the same call in
+                        # many candidates, and a hang would otherwise cost its allowance each time
+                        if k in keys and self.memo is not None and outcome.status != "cancelled":
+                            self.memo[keys[k]] = results[k]
                         continue
                     solo_tasks.append(self._task([spec], values, options, limit, item.group))  # type: ignore[arg-type]
                     solo_owners.append((p, k, keys.get(k)))
@@ -461,24 +465,31 @@ class GroupExecutor:
 
     # -- dtype probing ---------------------------------------------------------------------------
     def probe(self, jobs: Sequence[tuple[Any, int, Mapping[int, Any], Sequence[int]]],
-              dtypes: Sequence[str], abstract: Mapping[str, str] | None = None
+              dtypes: Sequence[str], abstract: Mapping[str, str] | None = None,
+              limits: Sequence[float | None] | None = None
               ) -> list[dict[str, tuple[str, str | None]]]:
         """Which of ``dtypes`` each member accepts.
 
         ``jobs``: ``(group, member index, materialised values, data slots)``. Returns per job a
         mapping dtype → ``(status, error_type)``. A probe task that dies is re-run one dtype per
-        task, so a dtype that crashes the library is recorded as ``crashed``.
+        task, so a dtype that crashes the library is recorded as ``crashed``. ``limits``: per
+        job, seconds one dtype's call may take (None: the executor's timeout).
         """
         from xamt.exec.schedule import drive
 
-        return drive(self.pool, self.probe_steps(jobs, dtypes, abstract))
+        return drive(self.pool, self.probe_steps(jobs, dtypes, abstract, limits))
 
     def probe_steps(self, jobs: Sequence[tuple[Any, int, Mapping[int, Any], Sequence[int]]],
-                    dtypes: Sequence[str], abstract: Mapping[str, str] | None = None
+                    dtypes: Sequence[str], abstract: Mapping[str, str] | None = None,
+                    limits: Sequence[float | None] | None = None
                     ) -> Generator[list, list, list[dict[str, tuple[str, str | None]]]]:
         """:meth:`probe` as a step generator. ``abstract``: library → evaluator reference for
         libraries probed by tracing instead of running (see :func:`probe_dtypes`)."""
         abstract = abstract or {}
+
+        def limit(j: int) -> float:
+            given = limits[j] if limits is not None else None
+            return self.timeout if given is None else min(self.timeout, given)
         from sandbox import Task
 
         tasks, owner = [], []
@@ -497,7 +508,7 @@ class GroupExecutor:
             spec = list(self.spec(group.members[mi]))
             evaluator = abstract.get(group.members[mi].library)
             tasks.append(Task(PROBE_DTYPES, args=(spec, dict(values), list(data_slots), list(dtypes), evaluator),
-                              timeout=min(self.max_task_timeout, self.timeout * max(1, len(dtypes))),
+                              timeout=min(self.max_task_timeout, limit(j) * max(1, len(dtypes))),
                               affinity=_affinity(group)))
             owner.append(j)
         outcomes = (yield tasks) if tasks else []
@@ -514,7 +525,7 @@ class GroupExecutor:
             evaluator = abstract.get(group.members[mi].library)
             for d in dtypes:
                 retry.append(Task(PROBE_DTYPES, args=(spec, dict(values), list(data_slots), [d], evaluator),
-                                  timeout=self.timeout))
+                                  timeout=limit(j)))
                 retry_owner.append((j, d))
         if retry:
             retry_outcomes = yield retry

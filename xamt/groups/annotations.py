@@ -147,6 +147,10 @@ class BuildSettings:
     #: relation kinds whose status-equivalent members are also run on deliberately invalid
     #: inputs (:func:`xamt.inputs.mutate.status_probes`), and must succeed or fail alike
     status_probe_relations: tuple[str, ...] = ()
+    #: one probed dtype's call may take this many times the member's seed call, and at least
+    #: ``probe_call_floor_s`` (0: the execution timeout)
+    probe_call_factor: float = 0.0
+    probe_call_floor_s: float = 1.0
     environment: dict[str, str] = field(default_factory=dict)
     fingerprint: str = ""
 
@@ -176,7 +180,10 @@ def load_settings(path: str | Path | None = None) -> BuildSettings:
                              compiled_timeout=float(ex.get("compiled_timeout", 60.0)),
                              repeat=max(1, int(ex.get("repeat", 2))), window=max(1, int(ex.get("window", 96))),
                              probe_dtypes=dtypes, probe_abstract=dict(abstract),
-                             status_probe_relations=tuple(status_relations), environment=dict(env),
+                             status_probe_relations=tuple(status_relations),
+                             probe_call_factor=float(probe.get("call_factor", 0.0)),
+                             probe_call_floor_s=float(probe.get("call_floor_s", 1.0)),
+                             environment=dict(env),
                              fingerprint=hashlib.blake2b(text.encode(), digest_size=8).hexdigest())
     except (TypeError, ValueError) as exc:
         raise DataFileError(f"{where} [execution]: {exc}") from exc

@@ -35,7 +35,7 @@ __all__ = ["BUILD_VERSION", "BuildResult", "build_registry", "registry_stats", "
 _log = get_logger("groups.build")
 
 #: bump when validation rules change in code: every candidate is validated again
-BUILD_VERSION = 1
+BUILD_VERSION = 2
 
 
 @dataclass
@@ -256,6 +256,8 @@ def build_registry(
     stats["build"] = {"candidates": len(selected), "validated_now": built, "resumed": resumed,
                       "seconds": round(seconds, 1), "workers": workers, "libraries": libs,
                       "execution": execution}
+    if pool is not None and not ray:  # worker starts, deaths and outcomes by status
+        stats["build"]["pool"] = {k: v for k, v in pool.stats.items() if v}
     if ray and runner is not None:
         stats["build"].update(ray=runner.summary)
     with store.transaction():

@@ -200,12 +200,13 @@ class _Validator:
         info = self.info[i]
         info.state, info.reason, info.detail = state, reason, detail[:300]
 
-    def run(self, inp: GroupInput, members: list[int], repeat: int | None = None
-            ) -> Generator[list, list, dict[int, MemberResult]]:
+    def run(self, inp: GroupInput, members: list[int], repeat: int | None = None,
+            limit: float | None = None) -> Generator[list, list, dict[int, MemberResult]]:
         repeat = self.ctx.settings.repeat if repeat is None else repeat
         self.executions += len(members)
         runs = yield from self.ctx.executor.run_steps(
-            [ExecItem(self.group, inp, members=members, repeat=repeat, normalise="none")])
+            [ExecItem(self.group, inp, members=members, repeat=repeat, normalise="none",
+                      limit=limit)])
         return dict(zip(runs[0].members, runs[0].results))
 
     # -- evaluation -----------------------------------------------------------------------------
@@ -565,6 +566,16 @@ class _Validator:
         else:
             self.reject(i, r.status, r.error_message or "")
 
+    def _probe_limit(self, members: list[int]) -> float | None:
+        """Seconds a probe's call may take: ``call_factor`` times the members' slowest seed call,
+        at least ``call_floor_s`` (validation.toml ``[probe]``); a probe that makes a member
+        iterate for minutes then costs seconds, not the full timeout."""
+        st = self.ctx.settings
+        if st.probe_call_factor <= 0:
+            return None
+        slowest = max((self.info[i].seconds for i in members), default=0.0)
+        return max(st.probe_call_floor_s, st.probe_call_factor * slowest)
+
     def _value_evidence(self, components: list[list[int]], first: dict[int, Any],
                         second: dict[int, Any]) -> tuple[list[list[int]], list[int]]:
         """Components whose agreement says something about values: some member's output
@@ -588,8 +599,9 @@ class _Validator:
         probes = status_probes(self.group, inp)
         members = sorted({i for c in components for i in c})
         outcomes: dict[int, list[tuple[str, str]]] = {i: [] for i in members}
+        limit = self._probe_limit(members)
         for probe, name in probes:
-            results = yield from self.run(probe, members, repeat=1)
+            results = yield from self.run(probe, members, repeat=1, limit=limit)
             for i in members:
                 r = results.get(i)
                 status = "ok" if r is not None and r.ok else (
@@ -654,7 +666,9 @@ class _Validator:
             owners.append(i)
         results = []
         if jobs:
-            results = yield from self.ctx.executor.probe_steps(jobs, probe, self.ctx.settings.probe_abstract)
+            limits = [self._probe_limit([i]) for i in owners]
+            results = yield from self.ctx.executor.probe_steps(jobs, probe, self.ctx.settings.probe_abstract,
+                                                               limits)
         eager_accepted: list[set[str]] = []
         for i, res in zip(owners, results):
             info = self.info[i]

@@ -365,6 +365,8 @@ class Triage:
                        "cpu_api": group.members[twin].qualname if twin is not None else None}
         # classes decided by one kind of special value need no finer signature than the dtype
         signature = finding_signature(cls_name, values, cand.signature)
+        # an inferred relation's similarity score (xamt.matching.inferred): how sure the match was
+        score = (getattr(group, "evidence", None) or {}).get("matching", {}).get("score")
         finding = Finding(
             campaign_id=campaign_id, group_key=group.key, relation=group.relation,
             finding_class=cls_name, outlier_library=out_m.library,
@@ -377,7 +379,8 @@ class Triage:
                       "outlier": m == outlier,
                       **({"device": group.members[m].device} if group.members[m].device else {})}
                      for m, r in zip(members, results)],
-            summary={**summary, "prekey": list(cand.prekey), "reference_api": (
+            summary={**summary, **({"relation_score": score} if score is not None else {}),
+                     "prekey": list(cand.prekey), "reference_api": (
                 group.members[ref_member].qualname if ref_member is not None else None)},
             input_recipe=cand.input.to_json() if hasattr(cand.input, "to_json") else {},
         )
@@ -395,7 +398,9 @@ class Triage:
         title = (f"Xamt finding: {cls_name.value} — {finding.outlier_api} ({out_m.library}) "
                  f"in group {group.key}")
         header = "\n".join(
-            [f"Group: {group.key} ({group.relation}, expects equal {group.equivalence})",
+            [f"Group: {group.key} ({group.relation}"
+             + (f", similarity score {score:.2f}" if score is not None else "")
+             + f", expects equal {group.equivalence})",
              f"Members: {', '.join(group.members[m].qualname for m in members)}",
              f"Outlier: {finding.outlier_api}",
              f"Why: {summary.get('why', '')}"]
