@@ -271,3 +271,23 @@ def test_status_only_samplers_validate_on_acceptance(tmp_path, pool, adapters):
     reg2 = _by_key(store2)[g.key]
     assert f"{C}.keyed_sample" not in {m.qualname for m in reg2.members}
     assert reg2.state == "validated"
+
+
+def test_candidates_matching_no_longer_proposes_are_forgotten(tmp_path, pool, adapters):
+    """A rebuild from the store's candidates drops the registered groups of candidates that
+    are gone (a relation kind replaced, a data change): the fuzzer must not run them."""
+    from xamt.matching.engine import MatchResult, save_groups
+
+    a = unary("x:abs/generic", [("numpy", "numpy.abs", "numpy:abs"),
+                                ("crashy", "numpy.absolute", "numpy:absolute")])
+    b = unary("x:neg/generic", [("numpy", "numpy.negative", "numpy:negative"),
+                                ("crashy", "numpy.negative", "numpy:negative")])
+    store = Store(tmp_path / "xamt.db")
+    save_groups(store, MatchResult([a, b]))
+    build_registry(store, pool=pool, registry=_registry(adapters))
+    assert {"x:abs/generic", "x:neg/generic"} <= set(_by_key(store))
+    save_groups(store, MatchResult([a]))
+    result = build_registry(store, pool=pool, registry=_registry(adapters))
+    keys = set(_by_key(store))
+    assert "x:abs/generic" in keys and "x:neg/generic" not in keys
+    assert result.resumed == 1 and result.built == 0

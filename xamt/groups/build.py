@@ -103,6 +103,23 @@ def _persist(store: Store, versions: str, result: CandidateResult, fingerprint: 
             (result.candidate, versions, fingerprint, result.seconds, json.dumps(result.summary())))
 
 
+def _prune(store: Store, versions: str, current: set[str]) -> None:
+    """Forget the registered groups of candidates that matching no longer proposes (a data
+    change, a relation kind replaced): the fuzzer must not run them."""
+    built = {r["candidate"] for r in store.query(
+        "SELECT DISTINCT candidate FROM registry_builds WHERE versions=?", (versions,))}
+    built |= {r["candidate"] for r in store.query(
+        "SELECT DISTINCT candidate FROM registry WHERE versions=?", (versions,))}
+    stale = sorted(built - current)
+    if not stale:
+        return
+    with store.transaction():
+        for table in ("registry", "registry_builds"):
+            store.executemany(f"DELETE FROM {table} WHERE versions=? AND candidate=?",
+                              [(versions, key) for key in stale])
+    _log.info("registry: forgot %d candidates matching no longer proposes", len(stale))
+
+
 def _json_default(obj: Any) -> Any:
     import numpy as np
 
@@ -170,13 +187,14 @@ def build_registry(
         if not adapter.is_installed():
             raise XamtError(f"library {name} is not installed here; leave it out of --libs")
     store.ensure(REGISTRY_SCHEMA)
+    stored_from_match = None
     if candidates is None:
         from xamt.matching.engine import load_groups
 
         stored = load_groups(store).groups
         if not stored:
             raise MatchingError("the store holds no candidate groups: run `xamt match` first")
-        candidates = stored
+        candidates = stored_from_match = stored
     selected = select_candidates(candidates, libs, relations=relations, keys=keys)
     if limit is not None:
         selected = selected[:limit]
@@ -189,6 +207,8 @@ def build_registry(
     vkey = versions_key(versions)
     data_fp = "|".join((rules.fingerprint, norms.fingerprint, annotations.fingerprint,
                         settings.fingerprint, str(probe)))
+    if candidates is stored_from_match:
+        _prune(store, vkey, {g.key for g in candidates})
     done: dict[str, str] = {}
     if resume:
         done = {r["candidate"]: r["fingerprint"] for r in
