@@ -78,6 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("precision_opinfo_closed_world", "precision_array_api_closed_world"):
         q = quality[name]
         print(f"{name}: {q['correct']}/{q['judged_pairs']} = {q['precision']:.3f}")
+    sib = quality.get("siblings")
+    if sib:
+        print(f"recall of the hand-listed siblings by inferred relations: {sib['hits']}/{sib['pairs']}"
+              f" = {sib['recall']:.3f}; inferred candidates {stats['inferred']['candidates']}")
     lab = quality.get("precision_labelled_sample")
     if lab:
         print(f"labelled sample: as drawn {lab['precision_as_drawn']:.3f} of {lab['labelled']};"

@@ -59,7 +59,7 @@ from xamt.store import Schema, Store
 __all__ = [
     "Param", "ApiRecord", "LibraryCatalog", "CatalogResult", "MINER_VERSION", "CATALOG_SCHEMA",
     "mine_library", "build_catalog", "load_catalog", "parse_signature_text", "miner_fingerprint",
-    "doc_body",
+    "doc_body", "doc_signatures",
 ]
 
 _log = get_logger("catalog")
@@ -285,7 +285,7 @@ def _ast_param(arg: ast.arg, kind: str, default: ast.expr | None, variadic: bool
     return Param(arg.arg, kind, ast.unparse(default), False, annotation)
 
 
-def _doc_signatures(doc: str, name: str) -> list[list[Param]]:
+def doc_signatures(doc: str, name: str) -> list[list[Param]]:
     """Signature lines of a docstring: ``name(...)``, ``a.name(...)``, ``linalg.name(...)``,
     possibly wrapped over a few lines; one list per overload. Past the first three lines only
     lines that announce a return (``-> Tensor``) count, so calls in prose are not taken."""
@@ -391,7 +391,7 @@ def extract_signature(
         inspected = None
     if inspected is not None and method and inspected and inspected[0].name in ("self", "a"):
         inspected = inspected[1:]
-    doc_overloads = _doc_signatures(doc, name)
+    doc_overloads = doc_signatures(doc, name)
     if method:
         doc_overloads = [
             ov[1:] if ov and ov[0].name == "self" else ov for ov in doc_overloads

@@ -28,11 +28,12 @@ def member(target, params=("a",)):
                   call="function", plan=plan)
 
 
-def group(key, targets, params=("a",)):
+def group(key, targets, params=("a",), relation="cross_library", evidence=None):
     members = [member(t, params) for t in targets]
     seed = GroupInput({0: SlotValue.array(ArrayRecipe(seed=1, dtype="float32", shape=(2, 3)))})
     return RegisteredGroup(
-        key=key, candidate=key, relation="cross_library", category="generic", canonical=key,
+        key=key, candidate=key, relation=relation, category="generic", canonical=key,
+        evidence=dict(evidence or {}),
         equivalence="value", state="validated", confidence=1.0,
         slots=[GroupSlot(index=0, name="a", role="tensor", required=True, shared=True)],
         members=members,
@@ -44,7 +45,9 @@ def group(key, targets, params=("a",)):
 GROUPS = [
     group("t:max", ["numpy:max", "tests.fuzz.fakelib:max_ignoring_nan"]),
     group("t:negative", ["numpy:negative", "tests.fuzz.fakelib:negative_abort_on_inf"]),
-    group("t:exp", ["numpy:exp", "tests.fuzz.fakelib:exp_rejecting_negatives"]),
+    # as an inferred relation (xamt.matching.inferred): its findings carry the similarity score
+    group("t:exp", ["numpy:exp", "tests.fuzz.fakelib:exp_rejecting_negatives"], relation="inferred",
+          evidence={"matching": {"score": 0.81, "signature": 0.9, "doc": 0.7, "ranks": [1, 2]}}),
     group("t:add_twins", ["numpy:add", "numpy:add"], params=("a", "b")),
 ]
 
@@ -116,6 +119,11 @@ def test_campaign_finds_the_planted_divergences(campaign):
     for f in findings:
         assert f.verified and (out / f.reproducer).exists()
         assert f.outlier_api.startswith("tests.fuzz.fakelib.")
+        if f.group_key == "t:exp":
+            assert f.relation == "inferred" and f.summary["relation_score"] == 0.81
+            assert "inferred, similarity score 0.81" in (out / f.reproducer).read_text()
+        else:
+            assert "relation_score" not in f.summary
 
 
 def test_repro_command_replays_a_finding(campaign):

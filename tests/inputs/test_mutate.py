@@ -154,7 +154,7 @@ def test_status_probes_cover_every_applicable_invalid_operator_once():
     probes = status_probes(g, inp)
     names = [name for _, name in probes]
     # dtypes are the registry's dtype probe's business, not these
-    assert names == ["invalid:axis", "invalid:index", "invalid:shape", "rank:0"]
+    assert names == ["invalid:axis", "invalid:index", "invalid:shape", "rank:0", "rank:1", "rank:+1"]
     assert [p.signature() for p, _ in status_probes(g, inp)] == [p.signature() for p, _ in probes]
     values = {name: materialise(p) for p, name in probes}
     rank = materialise(inp)[0].ndim
@@ -162,6 +162,9 @@ def test_status_probes_cover_every_applicable_invalid_operator_once():
     assert not -rank <= axis < rank
     assert values["invalid:shape"][0].shape != values["invalid:shape"][1].shape
     assert values["rank:0"][0].shape == () and values["rank:0"][1].shape == ()
+    shape = materialise(inp)[0].shape
+    assert values["rank:1"][0].shape == (int(np.prod(shape)),)
+    assert values["rank:+1"][0].shape == (2, *shape) and values["rank:+1"][1].shape[0] == 2
     indices, x = values["invalid:index"][5], values["invalid:index"][0]
     assert indices.size and indices.max() >= min(x.shape)
 
@@ -171,4 +174,4 @@ def test_status_probes_of_a_one_array_input():
 
     g = group("x:g/generic", [member("numpy", "numpy.g", "numpy:abs", [(0, "x", 0, None, True)])],
               [(0, "x", "tensor")])
-    assert [name for _, name in status_probes(g, seed_inputs(g)[0])] == ["rank:0"]
+    assert [name for _, name in status_probes(g, seed_inputs(g)[0])] == ["rank:0", "rank:1", "rank:+1"]

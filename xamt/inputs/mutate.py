@@ -253,16 +253,22 @@ def _invalid(group: Any, inp: GroupInput, rng: np.random.Generator,
 def status_probes(group: Any, inp: GroupInput, seed: int = 0) -> list[tuple[GroupInput, str]]:
     """Inputs for checking status equivalence (DeepREL): every invalid operator that applies
     to ``inp`` once (dtypes aside: the registry build's dtype probe covers them), and its data
-    arrays as 0-d arrays. Each comes with its name; the list is the same for the same ``seed``."""
+    arrays as 0-d arrays, as vectors and with a batch axis in front. Each comes with its name;
+    the list is the same for the same ``seed``."""
     rng = np.random.default_rng(seed)
     probes = [(_apply_invalid(group, inp, op, rng, None), op)
               for op in _invalid_options(group, inp, None)]
     data = [s for s in inp if _is_data(inp[s])]
-    if any(inp[s].all_recipes()[0].shape != () for s in data):
-        out = inp
-        for s in data:
-            out = _reshape(out, s, ())
-        probes.append((out, "rank:0"))
+    shapes = {s: inp[s].all_recipes()[0].shape for s in data}
+    # other ranks: APIs that take the same inputs take (or refuse) scalars, vectors and batches
+    # alike (a matrix inverse and a companion matrix part on vectors)
+    for name, reshape in (("rank:0", lambda sh: ()), ("rank:1", lambda sh: (max(1, int(np.prod(sh))),)),
+                          ("rank:+1", lambda sh: (2, *sh))):
+        if any(reshape(sh) != sh for sh in shapes.values()):
+            out = inp
+            for s in data:
+                out = _reshape(out, s, reshape(shapes[s]))
+            probes.append((out, name))
     return probes
 
 

@@ -12,7 +12,8 @@ every API of a library it ranks the others by
   (scikit-learn, fitted on the library's own docstrings, so a word common in that library weighs
   little);
 
-combined with the weights of ``matching.toml [inferred]``. Scoring the assignment for every pair
+combined with the weights of ``matching.toml [inferred]``. Only APIs of one category are paired
+(a comparison and an elementwise maximum are different kinds of computation). Scoring the assignment for every pair
 of a library is quadratic in Python, so each API's ``shortlist`` best peers by a cheap cosine
 (signature tokens and documentation) are scored exactly, and the ``top_k`` best of those are
 kept, pooled over both directions. Pairs already related by name (sharing any candidate group,
@@ -26,22 +27,25 @@ or neither (rejected, with the reason).
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 import numpy as np
 
-from xamt.catalog import doc_body
+from xamt.catalog import doc_body, doc_signatures
 from xamt.log import get_logger
 from xamt.matching.argplan import plan_for
 from xamt.matching.cross import members_and_slots, plans_compatible
 from xamt.matching.data import MatchingData
 from xamt.matching.model import CandidateGroup, band
 from xamt.matching.names import snake
+from xamt.matching.roles import Input, inputs_of
 from xamt.matching.views import ApiView, ViewIndex
 
-__all__ = ["InferredStats", "ScoredPair", "eligible", "rank_pairs", "inferred_groups"]
+__all__ = ["InferredStats", "ScoredPair", "eligible", "named_inputs", "rank_pairs",
+           "signature_similarity", "inferred_groups"]
 
 _log = get_logger("matching.inferred")
 
@@ -93,9 +97,33 @@ def eligible(v: ApiView, data: MatchingData) -> bool:
             and bool(v.inputs) and not v.record.deprecated)
 
 
-def _signature_tokens(v: ApiView) -> list[str]:
+_GENERIC_NAME = re.compile(r"x\d+$")
+
+
+def named_inputs(v: ApiView, data: MatchingData) -> list[Input]:
+    """The inputs inference compares. A ufunc's inspected signature names its required inputs
+    ``x1, x2, …`` (positional-only: the names say nothing); its docstring's signature line
+    names them (``yn(n, x)``), and those names give roles (an integer order is no tensor), so
+    they are compared instead. Calls still follow the inspected signature."""
+    required = [i for i in v.inputs if i.required]
+    if not required or not all(i.kind == "positional_only" and _GENERIC_NAME.match(i.name)
+                               for i in required):
+        return v.inputs
+    for params in doc_signatures(v.record.doc, v.record.name):
+        inputs = inputs_of(params, data, category=v.category)
+        if sum(1 for i in inputs if i.required) == len(required):
+            return inputs
+    return v.inputs
+
+
+def _maps(a: list[Input], b: list[Input], data: MatchingData) -> bool:
+    """Every required input of each side is fed by one of the other's (DeepREL's rule)."""
+    return plan_for(a, b, data)[0].complete and plan_for(b, a, data)[0].complete
+
+
+def _signature_tokens(v: ApiView, data: MatchingData) -> list[str]:
     tokens = []
-    for i in v.inputs:
+    for i in named_inputs(v, data):
         tokens += [f"r:{i.role}", f"n:{snake(i.name) or i.name}"]
         if i.required:
             tokens.append(f"q:{i.role}")
@@ -116,9 +144,10 @@ def _cosines(texts: list[Any], **options: Any) -> np.ndarray:
 def signature_similarity(a: ApiView, b: ApiView, data: MatchingData) -> float:
     """DeepREL's signature similarity: the optimal assignment's summed pair similarity over the
     most the longer signature could score (0..1)."""
-    plan, _ = plan_for(a.inputs, b.inputs, data)
+    a_in, b_in = named_inputs(a, data), named_inputs(b, data)
+    plan, _ = plan_for(a_in, b_in, data)
     matched = sum(s.similarity for s in plan.args if s.slot is not None)
-    return matched / (_PAIR_MAX * max(len(a.inputs), len(b.inputs), 1))
+    return matched / (_PAIR_MAX * max(len(a_in), len(b_in), 1))
 
 
 def rank_pairs(views: list[ApiView], data: MatchingData,
@@ -137,15 +166,19 @@ def rank_pairs(views: list[ApiView], data: MatchingData,
     stop = sorted(ENGLISH_STOP_WORDS | data.stopwords)
     docs = _cosines([doc_body(v.record.doc)[:_DOC_CHARS] for v in views], sublinear_tf=True,
                     stop_words=stop, token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z0-9_]{2,}\b")
-    sigs = _cosines([_signature_tokens(v) for v in views], analyzer=lambda tokens: tokens)
+    sigs = _cosines([_signature_tokens(v, data) for v in views], analyzer=lambda tokens: tokens)
     w_sig, w_doc = conf["w_signature"], conf["w_doc"]
     cheap = w_sig * sigs + w_doc * docs
     np.fill_diagonal(cheap, -1.0)
-    # the same object under two names, or one canonical name: a name-based relation's business
+    # the same object under two names, or one canonical name: a name-based relation's business;
+    # two kinds of computation (a comparison and an elementwise maximum, a reduction and a
+    # transpose) are no relation however alike their signatures
     canon = np.array([v.canonical.name for v in views])
     target = np.array([v.record.target for v in views])
+    category = np.array([v.category for v in views])
     cheap[canon[:, None] == canon[None, :]] = -1.0
     cheap[target[:, None] == target[None, :]] = -1.0
+    cheap[category[:, None] != category[None, :]] = -1.0
     shortlist = min(int(conf["shortlist"]), n - 1)
     top_k = int(conf["top_k"])
     exact: dict[tuple[int, int], float] = {}
@@ -221,7 +254,8 @@ def inferred_groups(index: ViewIndex, data: MatchingData,
         stats.ranked += len(pairs)
         for p in pairs:
             va, vb = by_name[p.a], by_name[p.b]
-            if not plans_compatible(va, vb, data):
+            if not (plans_compatible(va, vb, data)
+                    and _maps(named_inputs(va, data), named_inputs(vb, data), data)):
                 stats.unmapped_rejected += 1
                 stats.unmapped_examples.append(f"{p.a} | {p.b}")
                 continue
