@@ -87,3 +87,25 @@ def test_signature_similarity_bounds(index, data):
     same = signature_similarity(by_name["numpy.tril"], by_name["numpy.triu"], data)
     other = signature_similarity(by_name["numpy.tril"], by_name["numpy.linalg.solve"], data)
     assert 0.9 <= same <= 1.0 and 0.0 <= other < same
+
+
+def test_a_ufuncs_inputs_are_compared_under_its_documented_names(index, data, inferred):
+    """scipy.special.yn(x1, x2) is documented as yn(n, x), n an integer order: no tensor of
+    xlogy(x, y) feeds it, so the two are never paired however alike x1, x2 look."""
+    from xamt.matching.inferred import named_inputs
+
+    by_name = {v.qualname: v for v in index.views}
+    yn = named_inputs(by_name["scipy.special.yn"], data)
+    assert [(i.name, i.role) for i in yn if i.required] == [("n", "count"), ("x", "tensor")]
+    assert [i.name for i in by_name["scipy.special.yn"].inputs if i.required] == ["x1", "x2"]
+    assert named_inputs(by_name["numpy.tril"], data) == by_name["numpy.tril"].inputs
+    pairs = {_pair(g) for g in inferred}
+    assert frozenset(("scipy.special.xlogy", "scipy.special.yn")) not in pairs
+    assert frozenset(("scipy.special.xlog1py", "scipy.special.xlogy")) in pairs
+
+
+def test_pairs_stay_within_one_category(inferred, index):
+    by_name = {v.qualname: v for v in index.views}
+    for g in inferred:
+        a, b = (by_name[m.qualname] for m in g.members)
+        assert a.category == b.category, g.key

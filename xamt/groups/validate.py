@@ -19,6 +19,12 @@ cannot be compared by value (nondeterministic: samplers, uninitialised memory) f
 ``status``-equivalent component when two libraries (intra: two members) have them; for
 intra-library relations, members that run but differ are status-equivalent too (DeepREL: value
 equivalence first, status equivalence second).
+
+Relations inferred from similarity rather than names (``validation.toml [probe]
+status_relations``: ``inferred``) must show more: value agreement counts only when some output
+changed between the two inputs (agreeing on a size or an all-``True`` mask says nothing about
+values), and status-equivalent members must succeed or fail alike on deliberately invalid inputs
+(:func:`xamt.inputs.mutate.status_probes`) and accept the same probed dtypes.
 """
 from __future__ import annotations
 
