@@ -1,4 +1,4 @@
-from xamt.catalog import _doc_signatures, doc_references, parse_signature_text
+from xamt.catalog import doc_references, doc_signatures, parse_signature_text
 
 
 def names(params):
@@ -33,7 +33,7 @@ def test_torch_style_overloads_including_function_directive():
     doc = ("sum(input, *, dtype=None) -> Tensor\n\nReturns the sum.\n\n"
            "    >>> torch.sum(a)\n\n"
            ".. function:: sum(input, dim, keepdim=False, *, dtype=None) -> Tensor\n   :noindex:\n")
-    overloads = _doc_signatures(doc, "sum")
+    overloads = doc_signatures(doc, "sum")
     assert [[p.name for p in o] for o in overloads] == [
         ["input", "dtype"], ["input", "dim", "keepdim", "dtype"]]
 
