@@ -49,6 +49,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--store", required=True, help="folder holding xamt.db with the catalogs")
     ap.add_argument("--json", default=str(ROOT / "bench" / "results" / "inferred.json"))
+    ap.add_argument("--keep", default=None, metavar="DIR",
+                    help="copy the built store to DIR at the end (for a campaign on it)")
     args = ap.parse_args()
     src = Path(args.store) / "xamt.db"
     if not src.exists():
@@ -67,6 +69,9 @@ def main() -> int:
         cached = json.loads(text)
         _, text = _xamt(out, "groups", "list", "--relation", "inferred", "--json")
         listed = json.loads(text)
+        if args.keep:
+            Path(args.keep).mkdir(parents=True, exist_ok=True)
+            shutil.copy(out / "xamt.db", Path(args.keep) / "xamt.db")
     groups = listed["groups"] if isinstance(listed, dict) else listed
     by_eq: collections.Counter = collections.Counter()
     by_lib: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)

@@ -252,9 +252,10 @@ def _invalid(group: Any, inp: GroupInput, rng: np.random.Generator,
 
 def status_probes(group: Any, inp: GroupInput, seed: int = 0) -> list[tuple[GroupInput, str]]:
     """Inputs for checking status equivalence (DeepREL): every invalid operator that applies
-    to ``inp`` once (dtypes aside: the registry build's dtype probe covers them), and its data
-    arrays as 0-d arrays, as vectors and with a batch axis in front. Each comes with its name;
-    the list is the same for the same ``seed``."""
+    to ``inp`` once (dtypes aside: the registry build's dtype probe covers them); its data arrays
+    as 0-d arrays, as vectors and with a batch axis in front; a Python number for its second data
+    array; its dtype argument at each of :data:`PROBE_DTYPE_ARGS`. Each comes with its name; the
+    list is the same for the same ``seed``."""
     rng = np.random.default_rng(seed)
     probes = [(_apply_invalid(group, inp, op, rng, None), op)
               for op in _invalid_options(group, inp, None)]
@@ -269,7 +270,22 @@ def status_probes(group: Any, inp: GroupInput, seed: int = 0) -> list[tuple[Grou
             for s in data:
                 out = _reshape(out, s, reshape(shapes[s]))
             probes.append((out, name))
+    # a Python number where an array went (one API documents "Tensor or Number", the other
+    # Tensor only), and dtype arguments of other kinds (a float-only dtype against an int one)
+    for s in data[1:]:
+        probes.append((inp.replace(s, SlotValue.literal(1.5)), "scalar"))
+        break
+    for s in inp:
+        if inp[s].kind == "dtype":
+            for d in PROBE_DTYPE_ARGS:
+                if inp[s].value != d:
+                    probes.append((inp.replace(s, SlotValue.dtype(d)), f"dtype_arg:{d}"))
+            break
     return probes
+
+
+#: the dtypes a status probe passes as a dtype argument
+PROBE_DTYPE_ARGS = ("bool", "int32", "complex64")
 
 
 def mutate(group: Any, inp: GroupInput, rng: np.random.Generator, *,
