@@ -155,7 +155,7 @@ def test_status_probes_cover_every_applicable_invalid_operator_once():
     names = [name for _, name in probes]
     # dtypes are the registry's dtype probe's business, not these
     assert names == ["invalid:axis", "invalid:index", "invalid:shape", "rank:0", "rank:1", "rank:+1",
-                     "scalar", "dtype_arg:bool", "dtype_arg:int32", "dtype_arg:complex64"]
+                     "axis:tuple", "scalar", "dtype_arg:bool", "dtype_arg:int32", "dtype_arg:complex64"]
     assert [p.signature() for p, _ in status_probes(g, inp)] == [p.signature() for p, _ in probes]
     values = {name: materialise(p) for p, name in probes}
     rank = materialise(inp)[0].ndim
@@ -166,6 +166,7 @@ def test_status_probes_cover_every_applicable_invalid_operator_once():
     shape = materialise(inp)[0].shape
     assert values["rank:1"][0].shape == (int(np.prod(shape)),)
     assert values["rank:+1"][0].shape == (2, *shape) and values["rank:+1"][1].shape[0] == 2
+    assert tuple(values["axis:tuple"][2]) == (0, 1)
     assert values["scalar"][1] == 1.5 and values["scalar"][0].shape == shape
     assert [values[f"dtype_arg:{d}"][4] for d in ("bool", "int32", "complex64")] == [
         np.dtype("bool"), np.dtype("int32"), np.dtype("complex64")]

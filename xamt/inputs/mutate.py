@@ -253,8 +253,8 @@ def _invalid(group: Any, inp: GroupInput, rng: np.random.Generator,
 def status_probes(group: Any, inp: GroupInput, seed: int = 0) -> list[tuple[GroupInput, str]]:
     """Inputs for checking status equivalence (DeepREL): every invalid operator that applies
     to ``inp`` once (dtypes aside: the registry build's dtype probe covers them); its data arrays
-    as 0-d arrays, as vectors and with a batch axis in front; a Python number for its second data
-    array; its dtype argument at each of :data:`PROBE_DTYPE_ARGS`. Each comes with its name; the
+    as 0-d arrays, as vectors and with a batch axis in front; two axes for its axis; a Python
+    number for its second data array; its dtype argument at each of :data:`PROBE_DTYPE_ARGS`. Each comes with its name; the
     list is the same for the same ``seed``."""
     rng = np.random.default_rng(seed)
     probes = [(_apply_invalid(group, inp, op, rng, None), op)
@@ -270,6 +270,12 @@ def status_probes(group: Any, inp: GroupInput, seed: int = 0) -> list[tuple[Grou
             for s in data:
                 out = _reshape(out, s, reshape(shapes[s]))
             probes.append((out, name))
+    # several axes at once (one API documents an int, the other an int or a tuple)
+    rank = _rank(inp) or 0
+    for s in inp:
+        if rank >= 2 and inp[s].kind == "literal" and _role(group, s) == "axis":
+            probes.append((inp.replace(s, SlotValue.literal([0, 1])), "axis:tuple"))
+            break
     # a Python number where an array went (one API documents "Tensor or Number", the other
     # Tensor only), and dtype arguments of other kinds (a float-only dtype against an int one)
     for s in data[1:]:

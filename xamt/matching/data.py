@@ -321,7 +321,8 @@ def load_matching_data(folder: str | Path | None = None) -> MatchingData:
     )
 
 
-_INFERRED_KEYS = ("top_k", "shortlist", "w_signature", "w_doc", "min_score", "min_signature")
+_INFERRED_KEYS = ("top_k", "shortlist", "w_signature", "w_doc", "min_score", "min_signature",
+                  "min_doc")
 
 
 def _inferred(m: dict[str, Any]) -> dict[str, float]:

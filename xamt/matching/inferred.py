@@ -201,7 +201,8 @@ def rank_pairs(views: list[ApiView], data: MatchingData,
                 exact[key] = signature_similarity(lo, hi, data)
             sig = exact[key]
             score = w_sig * sig + w_doc * float(docs[i, j])
-            if score >= conf["min_score"] and sig >= conf["min_signature"]:
+            if (score >= conf["min_score"] and sig >= conf["min_signature"]
+                    and docs[i, j] >= conf["min_doc"]):
                 scored.append((score, j, sig))
         scored.sort(key=lambda t: (-t[0], views[t[1]].qualname))
         for rank, (score, j, sig) in enumerate(scored[:top_k], start=1):
