@@ -30,6 +30,7 @@ def test_candidates_carry_their_score_and_rank(inferred, data):
         ev = g.evidence
         assert ev["score"] == g.confidence >= data.inferred["min_score"]
         assert ev["signature"] >= data.inferred["min_signature"]
+        assert ev["doc"] >= data.inferred["min_doc"]
         assert any(1 <= r <= k for r in ev["ranks"]), g.key
         assert f"score {ev['score']:.3f}" in g.notes[0]
     assert Counter(g.members[0].library for g in inferred).keys() >= {"numpy", "scipy", "torch", "jax"}
