@@ -254,8 +254,8 @@ def status_probes(group: Any, inp: GroupInput, seed: int = 0) -> list[tuple[Grou
     """Inputs for checking status equivalence (DeepREL): every invalid operator that applies
     to ``inp`` once (dtypes aside: the registry build's dtype probe covers them); its data arrays
     as 0-d arrays, as vectors and with a batch axis in front; two axes for its axis; a Python
-    number for its second data array; its dtype argument at each of :data:`PROBE_DTYPE_ARGS`. Each comes with its name; the
-    list is the same for the same ``seed``."""
+    number for its second data array; its dtype argument at each of :data:`PROBE_DTYPE_ARGS`.
+    Each comes with its name; the list is the same for the same ``seed``."""
     rng = np.random.default_rng(seed)
     probes = [(_apply_invalid(group, inp, op, rng, None), op)
               for op in _invalid_options(group, inp, None)]
@@ -271,22 +271,17 @@ def status_probes(group: Any, inp: GroupInput, seed: int = 0) -> list[tuple[Grou
                 out = _reshape(out, s, reshape(shapes[s]))
             probes.append((out, name))
     # several axes at once (one API documents an int, the other an int or a tuple)
-    rank = _rank(inp) or 0
-    for s in inp:
-        if rank >= 2 and inp[s].kind == "literal" and _role(group, s) == "axis":
-            probes.append((inp.replace(s, SlotValue.literal([0, 1])), "axis:tuple"))
-            break
+    axis_slot = next((s for s in inp if inp[s].kind == "literal" and _role(group, s) == "axis"), None)
+    if axis_slot is not None and (_rank(inp) or 0) >= 2:
+        probes.append((inp.replace(axis_slot, SlotValue.literal([0, 1])), "axis:tuple"))
     # a Python number where an array went (one API documents "Tensor or Number", the other
     # Tensor only), and dtype arguments of other kinds (a float-only dtype against an int one)
-    for s in data[1:]:
-        probes.append((inp.replace(s, SlotValue.literal(1.5)), "scalar"))
-        break
-    for s in inp:
-        if inp[s].kind == "dtype":
-            for d in PROBE_DTYPE_ARGS:
-                if inp[s].value != d:
-                    probes.append((inp.replace(s, SlotValue.dtype(d)), f"dtype_arg:{d}"))
-            break
+    if len(data) > 1:
+        probes.append((inp.replace(data[1], SlotValue.literal(1.5)), "scalar"))
+    dtype_slot = next((s for s in inp if inp[s].kind == "dtype"), None)
+    if dtype_slot is not None:
+        probes += [(inp.replace(dtype_slot, SlotValue.dtype(d)), f"dtype_arg:{d}")
+                   for d in PROBE_DTYPE_ARGS if inp[dtype_slot].value != d]
     return probes
 
 
