@@ -485,12 +485,13 @@ class GroupExecutor:
                     ) -> Generator[list, list, list[dict[str, tuple[str, str | None]]]]:
         """:meth:`probe` as a step generator. ``abstract``: library → evaluator reference for
         libraries probed by tracing instead of running (see :func:`probe_dtypes`)."""
+        from sandbox import Task
+
         abstract = abstract or {}
 
         def limit(j: int) -> float:
             given = limits[j] if limits is not None else None
             return self.timeout if given is None else min(self.timeout, given)
-        from sandbox import Task
 
         tasks, owner = [], []
         results: list[dict[str, tuple[str, str | None]]] = [{} for _ in jobs]

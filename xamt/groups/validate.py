@@ -29,6 +29,7 @@ values), and status-equivalent members must succeed or fail alike on deliberatel
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Generator
 
@@ -187,7 +188,7 @@ class _Validator:
         self.tried: list[str] = []
         self.differed: dict[int, str] = {}
         self.confirm_input: GroupInput | None = None
-        self.status_probes: list[str] = []
+        self.probe_names: list[str] = []
         for note in (self.ann.member_notes if self.ann else []):
             for i, m in enumerate(group.members):
                 if m.qualname == note.api and note.action == "note":
@@ -617,13 +618,11 @@ class _Validator:
             accepted = set(self.info[i].accepted)
             for d in self.ctx.settings.probe_dtypes:
                 outcomes[i].append((f"dtype:{d}", "ok" if d in accepted else "refused"))
-        self.status_probes = [name for _, name in probes]
+        self.probe_names = [name for _, name in probes]
         kept = []
         for comp in components:
             pattern = {i: tuple(s == "ok" for _, s in outcomes[i]) for i in comp}
-            counts: dict[tuple, int] = {}
-            for p in pattern.values():
-                counts[p] = counts.get(p, 0) + 1
+            counts = Counter(pattern.values())
             # the most common pattern; a tie goes to the first member's (the pivot's)
             common = max(counts, key=lambda p: (counts[p], p == pattern[comp[0]]))
             keep = [i for i in comp if pattern[i] == common]
@@ -722,8 +721,8 @@ class _Validator:
                 evidence["dispersion"] = d if np.isfinite(d) else None
             evidence["seconds"] = {group.members[i].qualname: round(ev.results[i].duration_s, 6)
                                    for i in comp if i in ev.results}
-        if self.status_probes:
-            evidence["status_probes"] = list(self.status_probes)
+        if self.probe_names:
+            evidence["status_probes"] = list(self.probe_names)
         if "score" in group.evidence:  # an inferred relation's similarity (xamt.matching.inferred)
             evidence["matching"] = {k: group.evidence[k] for k in ("score", "signature", "doc", "ranks")
                                     if k in group.evidence}

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from itertools import combinations
 from typing import Any, Iterable
 
 import numpy as np
@@ -52,6 +53,8 @@ _log = get_logger("matching.inferred")
 #: the most one input pair scores in :func:`~xamt.matching.argplan.similarity` (name, role, type,
 #: position, 1 each)
 _PAIR_MAX = 4.0
+#: unmapped pairs named in the statistics
+_EXAMPLES = 20
 #: docstring characters read (the summary and the parameters; long tails add noise)
 _DOC_CHARS = 2000
 
@@ -74,19 +77,16 @@ class InferredStats:
     """How the inferred candidates came about (``match`` stores it with its statistics)."""
 
     apis: dict[str, int] = field(default_factory=dict)
-    ranked: int = 0
+    ranked_pairs: int = 0
     related_skipped: int = 0
     unmapped_rejected: int = 0
     candidates: int = 0
     seconds: float = 0.0
+    #: the first few pairs rejected because their required inputs do not map
     unmapped_examples: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"apis": dict(self.apis), "ranked_pairs": self.ranked,
-                "related_skipped": self.related_skipped,
-                "unmapped_rejected": self.unmapped_rejected, "candidates": self.candidates,
-                "seconds": round(self.seconds, 2),
-                "unmapped_examples": self.unmapped_examples[:20]}
+        return {**asdict(self), "seconds": round(self.seconds, 2)}
 
 
 def eligible(v: ApiView, data: MatchingData) -> bool:
@@ -182,7 +182,7 @@ def rank_pairs(views: list[ApiView], data: MatchingData,
     shortlist = min(int(conf["shortlist"]), n - 1)
     top_k = int(conf["top_k"])
     exact: dict[tuple[int, int], float] = {}
-    best: dict[tuple[int, int], ScoredPair] = {}
+    kept: dict[tuple[int, int], tuple[float, float, float]] = {}  # (score, signature, doc)
     ranks: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
     skipped: set[tuple[int, int]] = set()
     for i, a in enumerate(views):
@@ -208,28 +208,18 @@ def rank_pairs(views: list[ApiView], data: MatchingData,
         for rank, (score, j, sig) in enumerate(scored[:top_k], start=1):
             key = (min(i, j), max(i, j))
             ranks[key][0 if i == key[0] else 1] = rank
-            best[key] = ScoredPair(views[key[0]].qualname, views[key[1]].qualname,
-                                   round(score, 4), round(sig, 4), round(float(docs[i, j]), 4),
-                                   (0, 0))
-    pairs = [ScoredPair(p.a, p.b, p.score, p.signature, p.doc, tuple(ranks[k]))  # type: ignore[arg-type]
-             for k, p in best.items()]
+            kept[key] = (round(score, 4), round(sig, 4), round(float(docs[i, j]), 4))
+    pairs = [ScoredPair(views[k[0]].qualname, views[k[1]].qualname, *kept[k],
+                        (ranks[k][0], ranks[k][1])) for k in kept]
     pairs.sort(key=lambda p: (-p.score, p.a, p.b))
     return pairs, len(skipped)
 
 
 def _related(groups: Iterable[CandidateGroup]) -> set[frozenset[str]]:
     """Pairs of APIs of one library already in one candidate group."""
-    out: set[frozenset[str]] = set()
-    for g in groups:
-        by_lib: dict[str, list[str]] = defaultdict(list)
-        for m in g.members:
-            by_lib[m.library].append(m.qualname)
-        for names in by_lib.values():
-            for i, a in enumerate(names):
-                for b in names[i + 1:]:
-                    if a != b:
-                        out.add(frozenset((a, b)))
-    return out
+    return {frozenset((a.qualname, b.qualname)) for g in groups
+            for a, b in combinations(g.members, 2)
+            if a.library == b.library and a.qualname != b.qualname}
 
 
 def inferred_groups(index: ViewIndex, data: MatchingData,
@@ -252,13 +242,14 @@ def inferred_groups(index: ViewIndex, data: MatchingData,
         stats.apis[lib] = len(views)
         pairs, skipped = rank_pairs(views, data, related)
         stats.related_skipped += skipped
-        stats.ranked += len(pairs)
+        stats.ranked_pairs += len(pairs)
         for p in pairs:
             va, vb = by_name[p.a], by_name[p.b]
             if not (plans_compatible(va, vb, data)
                     and _maps(named_inputs(va, data), named_inputs(vb, data), data)):
                 stats.unmapped_rejected += 1
-                stats.unmapped_examples.append(f"{p.a} | {p.b}")
+                if len(stats.unmapped_examples) < _EXAMPLES:
+                    stats.unmapped_examples.append(f"{p.a} | {p.b}")
                 continue
             groups.append(_group(va, vb, p, data))
     stats.candidates = len(groups)
