@@ -57,6 +57,7 @@ from .zygote_client import ZygoteClient
 log = logging.getLogger("sandbox.pool")
 
 _MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)*$")
+_WARMUP_REF = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)*:[A-Za-z_][A-Za-z_0-9]*$")
 _STATUSES = {s.value: s for s in Status}
 _STATUS_NAMES = {s: s.value for s in Status}
 _OOM = Status.OOM
@@ -133,6 +134,11 @@ class SandboxPool(ZygoteClient, Deadlines):
         writable: more folders (or files) the workers may change, e.g. a compile cache. The
             folders named by the variables of ``env`` whose names end in ``_CACHE_DIR`` are
             added (created if missing): a caller that points workers at a cache lets them write it.
+        warmup: ``"module:function"`` s the zygote calls after its imports, before it forks a
+            worker, so that every worker inherits their work instead of redoing it in its first
+            task (:func:`sandbox.preload.run_warmups`: they must start no thread).
+        nice: niceness the zygote adds to its own (0-19), inherited by its workers: a pool for
+            work that must only use what other pools leave of the CPU.
     """
 
     def __init__(
@@ -155,9 +161,15 @@ class SandboxPool(ZygoteClient, Deadlines):
         kill_grace: float = 0.1,
         confine: bool = True,
         writable: Iterable[Any] = (),
+        warmup: Sequence[str] = (),
+        nice: int = 0,
     ) -> None:
         if isinstance(preload, str) or not all(isinstance(m, str) and _MODULE_NAME.match(m) for m in preload):
             raise ConfigError(f"preload must be a sequence of module names, got {preload!r}")
+        if isinstance(warmup, str) or not all(isinstance(r, str) and _WARMUP_REF.match(r) for r in warmup):
+            raise ConfigError(f"warmup must be a sequence of 'module:function' strings, got {warmup!r}")
+        if isinstance(nice, bool) or not isinstance(nice, int) or not 0 <= nice <= 19:
+            raise ConfigError(f"nice must be an integer from 0 to 19, got {nice!r}")
         _check_positive("workers", workers, allow_none=False, integer=True)
         _check_positive("timeout", timeout, allow_none=True, integer=False)
         _check_positive("memory_limit", memory_limit, allow_none=True, integer=True, minimum=(16 << 20) - 1)
@@ -195,6 +207,8 @@ class SandboxPool(ZygoteClient, Deadlines):
             extra_writable.append(path)
 
         self.preload: Tuple[str, ...] = tuple(preload)
+        self.warmup: Tuple[str, ...] = tuple(warmup)
+        self.nice = nice
         self.workers = workers
         self.timeout = float(timeout) if timeout is not None else None
         self.memory_limit = memory_limit
@@ -274,7 +288,8 @@ class SandboxPool(ZygoteClient, Deadlines):
         """One line: workers, start mode, and what confinement the workers enforce (and what
         is off), e.g. for a log's start line."""
         spare = f" (+{self.spares} spare)" if self.spares else ""
-        return (f"sandbox: {self.workers} worker(s){spare}, {self.mode or '?'} mode; "
+        nice = f", niceness +{self.nice}" if self.nice else ""
+        return (f"sandbox: {self.workers} worker(s){spare}, {self.mode or '?'} mode{nice}; "
                 f"{_confine.describe(self.info.get('confinement'))}")
 
     def worker_pids(self) -> List[int]:

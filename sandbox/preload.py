@@ -11,7 +11,7 @@ import importlib
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
-__all__ = ["THREAD_ENV", "SINGLE_THREAD_HOOKS", "preload_modules"]
+__all__ = ["THREAD_ENV", "SINGLE_THREAD_HOOKS", "preload_modules", "run_warmups"]
 
 #: set in the zygote's environment before any import (inherited by workers)
 THREAD_ENV = {
@@ -51,3 +51,18 @@ def preload_modules(names: List[str]) -> Dict[str, Optional[str]]:
         if name in sys.modules:
             hook(sys.modules[name])
     return versions
+
+
+def run_warmups(refs: List[str]) -> None:
+    """Call each ``"module:function"`` of ``refs`` (no arguments), after the preload.
+
+    A warm-up prepares what every worker would otherwise redo in its first task (a compiler
+    subsystem's own imports, a probe of the CPU it caches in memory); workers forked afterwards
+    inherit the result. It must start no thread and run no library operation that does: a
+    process that has done so cannot be forked safely.
+    """
+    for ref in refs:
+        module_name, _, attr = ref.partition(":")
+        if not attr:
+            raise ValueError(f"warm-up {ref!r} is not 'module:function'")
+        getattr(importlib.import_module(module_name), attr)()

@@ -42,7 +42,7 @@ from . import channel, classify, codec, confine
 from .classify import safe_str as _safe_str, type_name as _type_name
 from .errors import DecodeError, EncodeError, ResolveError
 from .outcome import Ref, Status
-from .preload import preload_modules
+from .preload import preload_modules, run_warmups
 from .protocol import PROGRESS_FILE, STDERR_FILE, STDOUT_FILE, ProgressPage
 
 _KEEP_FILES = frozenset({STDOUT_FILE, STDERR_FILE, PROGRESS_FILE})
@@ -503,5 +503,6 @@ def main(argv: Optional[List[str]] = None) -> None:
     sys.path[:0] = [p for p in config.get("sys_path", []) if p not in sys.path]
     confine_worker(config)  # before the imports: Landlock leaves threads that exist already alone
     preload_modules(config.get("preload", []))
+    run_warmups(config.get("warmup", []))
     run_worker(sock_fd, config)
 

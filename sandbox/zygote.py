@@ -33,7 +33,7 @@ import traceback
 from typing import Any, Dict, List, Optional
 
 from . import channel, confine
-from .preload import preload_modules
+from .preload import preload_modules, run_warmups
 from .protocol import ENTRY
 
 
@@ -100,7 +100,10 @@ class Zygote:
     def start(self) -> None:
         start = time.perf_counter()
         try:
+            if self.config.get("nice"):
+                os.nice(int(self.config["nice"]))  # inherited by every worker it starts
             versions = preload_modules(self.config["preload"])
+            run_warmups(self.config.get("warmup", []))
         except BaseException as exc:
             channel.send_control(self.ctrl, {
                 "t": "error", "error": f"{type(exc).__name__}: {exc}",
@@ -196,7 +199,8 @@ class Zygote:
             os._exit(72)
 
     def _spawn_worker(self, sock_fd: int, config: Dict[str, Any]) -> int:
-        config = dict(config, preload=self.config["preload"], sys_path=self.config.get("sys_path") or [])
+        config = dict(config, preload=self.config["preload"], warmup=self.config.get("warmup", []),
+                      sys_path=self.config.get("sys_path") or [])
         os.set_inheritable(sock_fd, True)
         argv = [sys.executable, "-c", ENTRY.format(module="sandbox.worker"), str(sock_fd), json.dumps(config)]
         return os.posix_spawn(sys.executable, argv, os.environ)

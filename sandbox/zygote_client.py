@@ -54,8 +54,8 @@ class ZygoteClient:
         same_python = os.path.abspath(self.python) == os.path.abspath(sys.executable)
         # The same interpreter gets our sys.path, so what imports here imports in workers.
         sys_path = [os.path.abspath(p or os.curdir) for p in sys.path] if same_python else []
-        config = {"preload": list(self.preload), "start_method": self.start_method, "sys_path": sys_path,
-                  "netns": self.confine}
+        config = {"preload": list(self.preload), "warmup": list(self.warmup), "nice": self.nice,
+                  "start_method": self.start_method, "sys_path": sys_path, "netns": self.confine}
         log_path = os.path.join(self._root, "zygote.log")
         with open(log_path, "ab") as log_file:
             try:

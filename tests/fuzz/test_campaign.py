@@ -116,6 +116,9 @@ def test_campaign_finds_the_planted_divergences(campaign):
     assert ("t:negative", FindingClass.CRASH) in found
     assert ("t:exp", FindingClass.STATUS) in found
     assert not any(g == "t:add_twins" for g, _ in found), "identical twins must never diverge"
+    # the API that aborts killed a worker: its group then ran on the isolation pool
+    assert c.settings["isolated"] == {"apis": ["numpy:tests.fuzz.fakelib.negative_abort_on_inf"], "groups": 1}
+    assert c.settings["pool"]["isolation"]["submitted"] > 0
     for f in findings:
         assert f.verified and (out / f.reproducer).exists()
         assert f.outlier_api.startswith("tests.fuzz.fakelib.")

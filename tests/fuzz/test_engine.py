@@ -81,3 +81,40 @@ def test_the_loop_ticks_and_stops_when_asked():
     start = time.monotonic()
     assert engine.run(start + 20, lambda: 0.0, stop.is_set) is False
     assert time.monotonic() - start < 2.0 and len(ticks) >= 5 and len(engine.inflight) == 1
+
+
+class _RecordingPool:
+    """A pool stand-in that resolves every task at once and remembers what it ran."""
+
+    def __init__(self):
+        self.ran = []
+
+    def submit_many(self, tasks):
+        import concurrent.futures
+
+        out = []
+        for t in tasks:
+            self.ran.append(t)
+            f = concurrent.futures.Future()
+            f.set_result(t)
+            out.append(f)
+        return out
+
+
+def test_the_local_executor_sends_isolated_items_to_the_isolation_pool():
+    from xamt.fuzz.engine import LocalExecutor
+
+    class Gx:  # one task per item, whose result is the item's run
+        def run_steps(self, items):
+            outcomes = yield [items[0].tag]
+            return [outcomes[0]]
+
+    main, apart = _RecordingPool(), _RecordingPool()
+    iso = {"pool": None}
+    ex = LocalExecutor(main, Gx(), isolation=lambda: iso["pool"])
+    ex.submit(1, SimpleNamespace(tag="a", isolate=True))   # no isolation pool yet: the main one
+    iso["pool"] = apart
+    ex.submit(2, SimpleNamespace(tag="b", isolate=True))
+    ex.submit(3, SimpleNamespace(tag="c", isolate=False))
+    assert sorted(ex.wait(1.0)) == [(1, "a"), (2, "b"), (3, "c")]
+    assert main.ran == ["a", "c"] and apart.ran == ["b"]

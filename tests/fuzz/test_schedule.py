@@ -216,3 +216,18 @@ def test_the_call_limit_follows_the_groups_own_calls():
     (prop,) = sched.propose(1, 0.0)
     assert sched.call_limit(prop, 10.0) == pytest.approx(min(10.0, settings.hang_factor * 0.1))
     assert sched.call_limit(dataclasses.replace(prop, lane=SLOW), 10.0) is None
+
+
+def test_isolated_groups_are_marked_and_few_are_in_flight():
+    settings = dataclasses.replace(load_settings(), isolated_inflight=2, group_inflight=2)
+    groups = [group(f"g{i}", cross=False) for i in range(6)]
+    sched, search, _ = make(groups, settings)
+    sched.isolated |= {"g0", "g1", "g2"}
+    props = sched.propose(12, 0.0)
+    isolated = [p for p in props if p.key in sched.isolated]
+    assert len(isolated) == 2 and all(p.isolated for p in isolated)
+    assert all(not p.isolated for p in props if p.key not in sched.isolated)
+    assert len(props) == 2 + 3 * 2  # the others fill the window
+    finish(sched, search, isolated[0])
+    assert sched.isolated_inflight == 1
+    assert [p.isolated for p in sched.propose(12, 0.0)] == [True]

@@ -92,6 +92,8 @@ def test_unserializable_argument_is_refused_at_submission(numpy_pool):
     {"memory_limit": -5}, {"max_tasks_per_worker": 0}, {"batch_size": 0}, {"start_method": "thread"},
     {"python": "/no/such/python"}, {"preload": "numpy"}, {"preload": ("not a module",)}, {"spares": -1},
     {"capture_limit": 10}, {"kill_grace": -1}, {"confirm": "yes"}, {"env": {"A": 1}}, {"file_size_limit": 10},
+    {"warmup": "os:getpid"}, {"warmup": ("os",)}, {"warmup": ("os:get pid",)}, {"nice": -1}, {"nice": 20},
+    {"nice": True},
 ])
 def test_invalid_configuration_is_refused(kwargs):
     with pytest.raises(ConfigError):
@@ -101,6 +103,23 @@ def test_invalid_configuration_is_refused(kwargs):
 def test_unknown_preload_module_fails_at_start():
     with pytest.raises(ZygoteError, match="No module named 'no_such_module_xyz'"):
         SandboxPool(preload=("no_such_module_xyz",))
+
+
+def test_warmup_runs_once_in_the_zygote_and_workers_inherit_it():
+    # a warm-up is work every worker would redo: the zygote does it, forked workers share it
+    with SandboxPool(preload=("numpy", "tests.sandbox.warmup_module"), warmup=("tests.sandbox.warmup_module:warm",),
+                     workers=2, timeout=30, nice=3) as pool:
+        results = [o.value for o in pool.run([Task("tests.sandbox.warmup_module:warmed_in") for _ in range(4)])]
+        assert pool.mode == "fork" and "niceness +3" in pool.describe()
+    zygote = pool.info["pid"]
+    assert {warmed for warmed, _, _ in results} == {zygote}
+    assert all(worker != zygote for _, worker, _ in results)
+    assert {nice for _, _, nice in results} == {os.nice(0) + 3}
+
+
+def test_a_failing_warmup_fails_the_start_with_its_error():
+    with pytest.raises(ZygoteError, match="has no attribute 'no_such_function'"):
+        SandboxPool(preload=("numpy",), warmup=("os:no_such_function",))
 
 
 def test_pool_reports_its_mode_and_zygote(numpy_pool):

@@ -126,6 +126,10 @@ class ExecItem:
     #: campaign ends a call that runs far beyond what its group's calls take early, and triage
     #: then tells a hang from a slow call under the full allowance
     limit: float | None = None
+    #: the caller expects it to kill its worker (a member did before): an executor that keeps
+    #: a pool apart for such items runs it there, so the compiled programs of the other
+    #: workers live on
+    isolate: bool = False
 
 
 @dataclass
@@ -156,8 +160,8 @@ class GroupRun:
 
 
 def pool_settings(libraries: Iterable[Any], out_dir: str | None = None) -> dict[str, Any]:
-    """``preload``, ``env`` and ``file_size_limit`` for a :class:`sandbox.SandboxPool` that runs
-    these adapters.
+    """``preload``, ``warmup``, ``env`` and ``file_size_limit`` for a :class:`sandbox.SandboxPool`
+    that runs these adapters.
 
     With ``out_dir`` the worker environment of ``validation.toml`` (``[environment]``: on-disk
     caches of compiled programs, JAX's and TorchInductor's) is added, ``{cache}`` standing for
@@ -167,8 +171,10 @@ def pool_settings(libraries: Iterable[Any], out_dir: str | None = None) -> dict[
     import os
 
     preload = ["numpy"]
+    warmup: list[str] = []
     env: dict[str, str] = {}
     for adapter in libraries:
+        warmup += [ref for ref in adapter.zygote_warmup if ref not in warmup]
         if adapter.import_name not in preload:
             preload.append(adapter.import_name)
         for key, value in adapter.environment.items():
@@ -183,7 +189,7 @@ def pool_settings(libraries: Iterable[Any], out_dir: str | None = None) -> dict[
         cache = compile_cache_dir(base, libraries)
         for key, value in _worker_environment().items():
             env.setdefault(key, os.environ.get(key, value.replace("{cache}", cache).replace("{out}", base)))
-    return {"preload": tuple(preload), "env": env, "file_size_limit": 1 << 30}
+    return {"preload": tuple(preload), "warmup": tuple(warmup), "env": env, "file_size_limit": 1 << 30}
 
 
 def compile_cache_dir(out_dir: str, libraries: Iterable[Any]) -> str:

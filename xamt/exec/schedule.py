@@ -31,17 +31,19 @@ def drive(pool: Any, gen: StepGen) -> Any:
 
 
 class _Active:
-    __slots__ = ("gen", "futures", "remaining", "step")
+    __slots__ = ("gen", "pool", "futures", "remaining", "step")
 
-    def __init__(self, gen: StepGen) -> None:
+    def __init__(self, gen: StepGen, pool: Any) -> None:
         self.gen = gen
+        self.pool = pool
         self.futures: list = []
         self.remaining = 0
         self.step = 0
 
 
 class Scheduler:
-    """Many step generators in flight on one pool (not thread-safe: one driving thread)."""
+    """Many step generators in flight on one pool, or on another one named per generator (not
+    thread-safe: one driving thread)."""
 
     def __init__(self, pool: Any):
         self.pool = pool
@@ -52,11 +54,12 @@ class Scheduler:
     def __len__(self) -> int:
         return len(self._active)
 
-    def start(self, token: Hashable, gen: StepGen) -> None:
-        """Begin running ``gen`` (its first tasks are submitted now)."""
+    def start(self, token: Hashable, gen: StepGen, pool: Any = None) -> None:
+        """Begin running ``gen`` (its first tasks are submitted now), on ``pool`` if given, else
+        on the scheduler's own."""
         if token in self._active:
             raise ValueError(f"token {token!r} is already running")
-        active = _Active(gen)
+        active = _Active(gen, self.pool if pool is None else pool)
         self._active[token] = active
         try:
             tasks = next(gen)
@@ -76,7 +79,7 @@ class Scheduler:
                 return
         active.step += 1
         step = active.step
-        active.futures = self.pool.submit_many(tasks)
+        active.futures = active.pool.submit_many(tasks)
         active.remaining = len(active.futures)
         for future in active.futures:
             future.add_done_callback(lambda _f, t=token, s=step: self._done.put((t, s)))

@@ -24,6 +24,7 @@ import json
 import platform
 import shutil
 import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,8 @@ __all__ = ["FuzzConfig", "FuzzResult", "run_campaign", "FUZZ_STATE_SCHEMA", "par
            "comparable_members", "status_suspects"]
 
 _log = get_logger("fuzz")
+#: niceness of the isolation pool's workers (see _LocalBackend)
+_ISOLATION_NICE = 10
 
 FUZZ_STATE_SCHEMA = Schema(
     component="fuzz_state",
@@ -285,6 +288,10 @@ class _Fuzzer:
         self.worker_time: collections.Counter = collections.Counter(campaign.settings.get("worker_s", {}))
         self.worker_iterations: collections.Counter = collections.Counter(campaign.settings.get("worker_iterations", {}))
         self.worker_time_by_group: collections.Counter = collections.Counter()
+        #: APIs (library, name) whose call killed a worker in this run, and the groups holding
+        #: one: their iterations go to the backend's isolation pool, if it has one
+        self.killers: set[tuple[str, str]] = set()
+        self._isolated: set[str] = set()
         self._dirty: set[str] = set()
         self._since_checkpoint = 0
         self._last_checkpoint = 0.0
@@ -376,6 +383,9 @@ class _Fuzzer:
         s["worker_s"] = {k: round(v, 3) for k, v in sorted(self.worker_time.items())}
         s["worker_iterations"] = dict(sorted(self.worker_iterations.items()))
         s["costliest_groups"] = [[k, round(v, 3)] for k, v in self.worker_time_by_group.most_common(20)]
+        # APIs whose calls killed a worker, and how many groups that isolated
+        s["isolated"] = {"apis": sorted(f"{lib}:{name}" for lib, name in self.killers),
+                         "groups": len(self._isolated)}
         s["compile_s"] = round(sum(c[2] for c in self.compiles), 3)
         s["compiles"] = [[k, hashlib.blake2b(sig.encode(), digest_size=6).hexdigest(), round(t, 4)]
                          for k, sig, t in self.compiles[:5000]]
@@ -503,6 +513,8 @@ class _Fuzzer:
         if prop.lane == SLOW:
             self.compiles.append((key, prop.input.compile_signature(), seconds))
         deaths = len(run.killed)  # workers it killed (a raised MemoryError kills none)
+        if deaths:
+            self._note_killers(run)
         self._account(prop, run, seconds, deaths)
         returned = [r.duration_s for r in run.results if r.status not in DEATH_STATUSES
                     and r.status not in ("skipped", "cancelled", "unserializable")]
@@ -517,6 +529,19 @@ class _Fuzzer:
         self._since_checkpoint += 1
         if self._since_checkpoint >= self.window:  # a kill loses at most one window of results
             self.checkpoint(list(self._dirty), self.start_elapsed + self.elapsed())
+
+    def _note_killers(self, run: Any) -> None:
+        """Remember the APIs whose calls died in ``run`` (the executor pins a death on the
+        member that caused it), and mark every group that holds one of them for isolation."""
+        group = run.group
+        new = {(group.members[mi].library, group.members[mi].qualname)
+               for mi, r in zip(run.members, run.results) if r.status in DEATH_STATUSES} - self.killers
+        if not new:
+            return
+        self.killers |= new
+        for key, g in self.groups.items():
+            if any((m.library, m.qualname) in new for m in g.members):
+                self._isolated.add(key)
 
     def _account(self, prop: Proposal, run: Any, seconds: float, deaths: int) -> None:
         """Where the workers' time went (the campaign's settings keep it): by lane, by whether
@@ -581,6 +606,7 @@ class _Fuzzer:
         self.schedule = Schedule(self.groups, self.search, mutate=self._mutate, revalue=self._revalue,
                                  settings=self.settings, budget_s=self.cfg.budget_s,
                                  seed=self.cfg.seed + self.campaign.iterations)
+        self.schedule.isolated = self._isolated  # one set: _note_killers adds to it as it learns
         iterations_before = self._iterations_before = self.campaign.iterations
         replayer = None
         if self.cfg.triage:
@@ -626,27 +652,77 @@ class _Fuzzer:
             if prop.lane == SLOW:
                 allowance = max(self.cfg.timeout, 5.0 * self.schedule.first_call_s(prop.key))
             limit = self.schedule.call_limit(prop, self.cfg.timeout)
-        return ExecItem(group, prop.input, tag=prop.key, timeout=allowance, limit=limit)
+        return ExecItem(group, prop.input, tag=prop.key, timeout=allowance, limit=limit,
+                        isolate=prop.isolated)
 
     def _grace(self) -> float:
         return min(30.0, 0.05 * self.cfg.budget_s)
 
 
 class _LocalBackend:
-    """Where a local campaign runs: one sandbox pool shared by fuzzing and triage."""
+    """Where a local campaign runs: one sandbox pool shared by fuzzing and triage, and once a
+    call has killed a worker, an *isolation pool* of one worker at lower priority for the groups
+    holding an API that did (``ExecItem.isolate``). A worker that dies loses every program it
+    compiled, and the groups it held compile again: APIs that crash or hang again and again
+    kill the isolation worker instead, and only get the CPU the others leave.
 
-    def __init__(self, pool: Any):
+    The isolation pool starts on a thread of its own when first asked for (its zygote imports
+    every library); until it is ready, isolated items run on the main pool."""
+
+    def __init__(self, pool: Any, pool_kwargs: dict[str, Any] | None = None):
         self.pool = pool
+        self._kwargs = pool_kwargs
+        self._isolation: Any = None
+        self._starting: threading.Thread | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+
+    def isolation(self) -> Any:
+        """The isolation pool, or None while it starts (or when there is none)."""
+        if self._isolation is not None or self._kwargs is None:
+            return self._isolation
+        with self._lock:
+            if self._starting is None and not self._closed:
+                self._starting = threading.Thread(target=self._start_isolation, name="xamt-isolation-pool",
+                                                  daemon=True)
+                self._starting.start()
+        return None
+
+    def _start_isolation(self) -> None:
+        from sandbox import SandboxPool
+
+        try:
+            pool = SandboxPool(workers=1, spares=1, nice=_ISOLATION_NICE, **(self._kwargs or {}))
+        except Exception as exc:  # the main pool still runs everything: said, not fatal
+            _log.warning("isolation pool not started (%s: %s); isolated groups run on the main pool",
+                         type(exc).__name__, exc)
+            self._kwargs = None
+            return
+        with self._lock:
+            if self._closed:
+                pool.close(wait=False)
+                return
+            self._isolation = pool
+        _log.info("isolation pool ready: %s", pool.describe())
 
     def executor(self, group_executor: Any) -> LocalExecutor:
-        return LocalExecutor(self.pool, group_executor)
+        return LocalExecutor(self.pool, group_executor, isolation=self.isolation)
 
     def describe(self) -> str:
         return self.pool.describe()
 
     def close(self) -> dict[str, Any]:
+        """Close both pools; the main pool's counters, with the isolation pool's under
+        ``isolation`` when it ran."""
+        with self._lock:
+            self._closed = True
+            iso = self._isolation
         self.pool.close(wait=False)
-        return dict(self.pool.stats)
+        stats = dict(self.pool.stats)
+        if iso is not None:
+            iso.close(wait=False)
+            stats["isolation"] = dict(iso.stats)
+        return stats
 
 
 class _RayBackend:
@@ -754,11 +830,11 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
         # out_dir: on-disk compile caches (JAX, TorchInductor) under <out>/cache, and a file-size
         # limit with room for Inductor's precompiled header
         settings = pool_settings(adapters.values(), out_dir=str(out))
-        pool_kwargs = dict(preload=settings["preload"], env=settings["env"], timeout=cfg.timeout,
+        pool_kwargs = dict(preload=settings["preload"], warmup=settings["warmup"], env=settings["env"], timeout=cfg.timeout,
                            memory_limit=cfg.memory_limit, confirm=True, batch_size=8,
                            max_tasks_per_worker=None, file_size_limit=settings["file_size_limit"])
         backend = _RayBackend(cfg, adapters, pool_kwargs) if cfg.ray else \
-            _LocalBackend(SandboxPool(workers=cfg.workers, **pool_kwargs))
+            _LocalBackend(SandboxPool(workers=cfg.workers, **pool_kwargs), pool_kwargs)
         pool = backend.pool
         try:
             # before the campaign is recorded: a --devices naming no device here is a plain error

@@ -38,16 +38,21 @@ class Executor(Protocol):
 
 class LocalExecutor:
     """Group-iterations on one sandbox pool, each a step generator of the group executor (a
-    dying group task is re-run member by member without holding up the others)."""
+    dying group task is re-run member by member without holding up the others).
 
-    def __init__(self, pool: Any, group_executor: Any):
+    ``isolation() -> pool | None``: the pool for items marked ``isolate`` (None while there is
+    none yet: they run on the main pool meanwhile)."""
+
+    def __init__(self, pool: Any, group_executor: Any, isolation: Callable[[], Any] | None = None):
         from xamt.exec.schedule import Scheduler
 
         self._scheduler = Scheduler(pool)
         self._gx = group_executor
+        self._isolation = isolation
 
     def submit(self, token: int, item: Any) -> None:
-        self._scheduler.start(token, self._gx.run_steps([item]))
+        pool = self._isolation() if self._isolation is not None and getattr(item, "isolate", False) else None
+        self._scheduler.start(token, self._gx.run_steps([item]), pool=pool)
 
     def wait(self, timeout: float) -> list[tuple[int, Any]]:
         out: list[tuple[int, Any]] = []

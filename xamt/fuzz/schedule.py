@@ -23,6 +23,11 @@ campaign's time with that ranking under these rules, all the same for every grou
   charged ``death_cost_s`` more: the worker's compiled programs die with it.
 - **Few in flight per group.** At most ``group_inflight`` iterations of a group are in flight
   (they queue on one worker), one while its latest iteration killed a worker.
+- **APIs that kill workers run apart.** Once a call of an API has killed its worker (a crash,
+  a hang, out of memory), every group holding that API is *isolated*: the campaign runs its
+  iterations on a worker of their own at lower priority (``ExecItem.isolate``), at most
+  ``isolated_inflight`` at a time, so the workers that hold everyone's compiled programs stop
+  dying for the same API again and again.
 - **Hangs end early.** A call in the fast lane may take a multiple of what its group's calls
   took (:meth:`Schedule.call_limit`); triage tells a hang from a slow call afterwards.
 
@@ -85,6 +90,7 @@ class ScheduleSettings:
     hang_factor: float = 50.0
     first_call_factor: float = 3.0
     group_inflight: int = 2
+    isolated_inflight: int = 4
 
 
 def load_settings(path: str | Path | None = None) -> ScheduleSettings:
@@ -117,7 +123,7 @@ def load_settings(path: str | Path | None = None) -> ScheduleSettings:
     for name in ("structural", "structural_compiled", "compiled_share", "floor_by"):
         if not 0.0 <= getattr(s, name) <= 1.0:
             raise DataFileError(f"{where} [schedule]: {name} must be within [0, 1]")
-    at_least_one = ("window_per_worker", "slow_lanes", "group_inflight", "floor_burst")
+    at_least_one = ("window_per_worker", "slow_lanes", "group_inflight", "floor_burst", "isolated_inflight")
     positive = ("checkpoint_seconds", "group_cap_s", "group_cap_factor", "hang_floor_s", "hang_factor",
                 "first_call_factor")
     if any(getattr(s, n) < 1 for n in at_least_one) or any(getattr(s, n) <= 0 for n in positive) or s.floor < 0:
@@ -136,6 +142,8 @@ class Proposal:
     op: str
     #: the seconds it is expected to take (charged to its class while in flight)
     expected: float
+    #: its group holds an API that killed a worker: it runs apart (``ExecItem.isolate``)
+    isolated: bool = False
 
 
 def is_compiled(group: Any) -> bool:
@@ -193,6 +201,10 @@ class Schedule:
         self._seen_fast: set[Hashable] = set()
         #: groups whose latest iteration killed its worker: one iteration in flight at a time
         self._suspect: set[Hashable] = set()
+        #: groups holding an API that killed a worker (the campaign adds to it): they run apart,
+        #: at most ``isolated_inflight`` iterations of them at a time
+        self.isolated: set[Hashable] = set()
+        self.isolated_inflight = 0
         # every group walks the value cycle from an offset of its own
         self._phase = {k: int(self.rng.integers(len(settings.cycle))) for k in groups}
         for k, g in groups.items():
@@ -367,6 +379,9 @@ class Schedule:
         group has run are drawn (None when it has none)."""
         if self.inflight[key] >= (1 if key in self._suspect else self.settings.group_inflight):
             return None  # its own iterations are queued on one worker (affinity) already
+        isolated = key in self.isolated
+        if isolated and self.isolated_inflight >= self.settings.isolated_inflight:
+            return None  # the isolation worker has enough queued: the window stays with the others
         slow_free = self.slow_inflight < self.settings.slow_lanes
         careful = self._needs_warmth(key)
         warm = self.warm[key]
@@ -392,10 +407,11 @@ class Schedule:
             if self._cold_floor and key not in self._cold_floor and self.rng.random() >= _SLOW_OTHERS:
                 return None  # the slow lane goes to the floor's groups first, mostly
             lane = SLOW
-        return Proposal(key, child, lane, op, st.cost)
+        return Proposal(key, child, lane, op, st.cost, isolated)
 
     def _start(self, prop: Proposal) -> None:
         self.inflight[prop.key] += 1
+        self.isolated_inflight += prop.isolated
         self._inflight_cost[self.classes[prop.key]] += prop.expected
         if prop.lane == SLOW:
             self.slow_inflight += 1
@@ -422,6 +438,7 @@ class Schedule:
                 self._seen_fast.add(key)
                 self._slowest_call[key] = slowest_call
         self.inflight[prop.key] -= 1
+        self.isolated_inflight -= prop.isolated
         if not self.inflight[prop.key]:
             del self.inflight[prop.key]
         self._inflight_cost[cls] = max(0.0, self._inflight_cost[cls] - prop.expected)

@@ -157,6 +157,10 @@ class LibraryAdapter:
     sub_apis_ref: str | None = None
     #: environment variables set (if not already set) before the library is imported
     environment: Mapping[str, str] = field(default_factory=dict)
+    #: ``"module:function"`` s the sandbox's zygote calls after importing the library, so that
+    #: every worker inherits their work instead of paying it in its first task (a compiler's own
+    #: imports, a probe of the CPU). They must start no thread (:func:`sandbox.preload.run_warmups`)
+    zygote_warmup: tuple[str, ...] = ()
     #: preference as the pivot of an argument plan (lower first); the numpy-like reference first
     pivot_rank: int = 50
     #: ``compile_ref(target, *args, **kwargs)`` runs the API compiled (jit); None: no compiler
