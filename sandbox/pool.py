@@ -252,9 +252,11 @@ class SandboxPool(ZygoteClient, Deadlines):
         self._last_start_error = ""
         self._zygote_restarts = 0
         self._cancel_deadline: Optional[float] = None
-        #: counters: tasks submitted, worker starts and deaths, confirmation runs, outcomes by status
+        #: counters: tasks submitted, worker starts and deaths, confirmation runs, tasks an idle
+        #: worker took from a busy owner of their affinity key (``helped``), outcomes by status
         self.stats: Dict[str, int] = dict.fromkeys(
-            ["submitted", "abandoned", "worker_starts", "deaths", "confirm_runs"] + [s.value for s in Status], 0)
+            ["submitted", "abandoned", "worker_starts", "deaths", "confirm_runs", "helped"]
+            + [s.value for s in Status], 0)
 
         self._root = tempfile.mkdtemp(prefix="sandbox-")
         self._selector = selectors.DefaultSelector()
@@ -668,6 +670,7 @@ class SandboxPool(ZygoteClient, Deadlines):
                         if owner is not None and owner.dispatched == 0:
                             self._assign_key(p.task.affinity, w.wid)
                         batch.append(p)
+                        self.stats["helped"] += 1
                 deferred = keep
             if deferred:
                 self._queue.extendleft(reversed(deferred))

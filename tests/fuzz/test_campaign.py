@@ -1,6 +1,7 @@
 """End-to-end campaigns on a tiny registry with planted divergences (tests/fuzz/fakelib.py)."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -138,6 +139,27 @@ def test_repro_command_replays_a_finding(campaign):
                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "reproduced" in proc.stdout
+
+
+def test_a_later_campaign_starts_with_the_apis_that_killed_workers_isolated(campaign, tmp_path):
+    out, _ = campaign
+    later = tmp_path / "later"
+    later.mkdir()
+    shutil.copy(out / "xamt.db", later / "xamt.db")
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(ROOT)
+    try:
+        run_campaign(FuzzConfig(out=later, libraries=["numpy"], budget_s=8, workers=1, seed=4, window=8,
+                                timeout=5, progress=False, triage=False))
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH")
+        else:
+            os.environ["PYTHONPATH"] = old
+    with Store(later / "xamt.db") as st:
+        c = FindingsStore(st).campaign()
+    assert c.settings["isolated"]["apis"] == ["numpy:tests.fuzz.fakelib.negative_abort_on_inf"]
+    assert c.settings["pool"]["isolation"]["submitted"] > 0
 
 
 def test_killed_campaign_resumes(tmp_path):

@@ -532,10 +532,15 @@ class _Fuzzer:
 
     def _note_killers(self, run: Any) -> None:
         """Remember the APIs whose calls died in ``run`` (the executor pins a death on the
-        member that caused it), and mark every group that holds one of them for isolation."""
+        member that caused it), and isolate every group that holds one of them."""
         group = run.group
-        new = {(group.members[mi].library, group.members[mi].qualname)
-               for mi, r in zip(run.members, run.results) if r.status in DEATH_STATUSES} - self.killers
+        self.isolate_apis((group.members[mi].library, group.members[mi].qualname)
+                          for mi, r in zip(run.members, run.results) if r.status in DEATH_STATUSES)
+
+    def isolate_apis(self, apis: Iterable[tuple[str, str]]) -> None:
+        """Isolate every group holding one of ``apis`` (``(library, qualname)``): their calls
+        killed workers (:class:`_LocalBackend`)."""
+        new = set(apis) - self.killers
         if not new:
             return
         self.killers |= new
@@ -842,6 +847,12 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
         except BaseException:
             backend.close()
             raise
+        # APIs that killed workers in the latest campaign on the same library versions (or in
+        # the one resumed) start out isolated: the workers need not die for them once more
+        previous = campaign or fs.campaign()
+        killers = (previous.settings.get("isolated", {}).get("apis", [])
+                   if previous is not None and previous.libraries == {n: a.version() for n, a in adapters.items()}
+                   else [])
         if campaign is None:
             campaign = Campaign(
                 libraries={n: a.version() for n, a in adapters.items()}, budget_s=cfg.budget_s,
@@ -863,6 +874,7 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
         fuzzer = _Fuzzer(cfg, store, groups, adapters, pool, campaign, fs, schedule_settings)
         if cfg.resume:
             fuzzer.restore()
+        fuzzer.isolate_apis(tuple(a.split(":", 1)) for a in killers if ":" in a)
         seconds = 0.0
         try:
             seconds = fuzzer.run(backend.executor(fuzzer.executor), start_elapsed)

@@ -205,6 +205,8 @@ class Schedule:
         #: at most ``isolated_inflight`` iterations of them at a time
         self.isolated: set[Hashable] = set()
         self.isolated_inflight = 0
+        #: iterations that ran on another worker than their group's last one (cold there)
+        self.moves = 0
         # every group walks the value cycle from an offset of its own
         self._phase = {k: int(self.rng.integers(len(settings.cycle))) for k in groups}
         for k, g in groups.items():
@@ -474,6 +476,7 @@ class Schedule:
             old = self._home.get(prop.key)
             if old is not None:
                 self._held.get(old, set()).discard(prop.key)
+                self.moves += 1
             self.warm[prop.key].clear()
             self._home[prop.key] = home
             self._held.setdefault(home, set()).add(prop.key)
@@ -490,6 +493,6 @@ class Schedule:
         """Figures for the progress line and the campaign's settings."""
         return {"compiled_s": round(self.spent[_COMPILED], 3), "eager_s": round(self.spent[_EAGER], 3),
                 "fast_lane_s": round(sum(self.charged.values()), 3),
-                "slow_in_flight": self.slow_inflight, "floor_deficit": self.floor_deficit,
+                "slow_in_flight": self.slow_inflight, "floor_deficit": self.floor_deficit, "moves": self.moves,
                 "floor_left": len(self._floor), "capped": len(self.capped),
                 "cold_floor": len(self._cold_floor)}
