@@ -35,6 +35,7 @@ class Deadlines:
 
     _workers: Dict[int, WorkerRecord]
     _cancel_deadline: Optional[float]
+    _help_at: Optional[float]
     kill_grace: float
 
     def _next_timer(self, now: float) -> Optional[float]:
@@ -48,6 +49,10 @@ class Deadlines:
                 nearest = min(nearest, w.exit_deadline)
         if self._cancel_deadline is not None:
             nearest = min(nearest, self._cancel_deadline)
+        if self._help_at is not None:
+            # an idle worker may help a busy owner from then on: the dispatch looks again
+            nearest = min(nearest, self._help_at)
+            self._help_at = None
         return None if nearest == math.inf else max(0.0, nearest - now)
 
     def _check_timers(self, now: float) -> None:

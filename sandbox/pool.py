@@ -41,7 +41,7 @@ import time
 import warnings
 import weakref
 from concurrent.futures import Future, InvalidStateError
-from typing import Any, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from . import channel, classify, codec, confine as _confine
 from .deadlines import EXIT_WAIT, Deadlines
@@ -139,6 +139,9 @@ class SandboxPool(ZygoteClient, Deadlines):
             task (:func:`sandbox.preload.run_warmups`: they must start no thread).
         nice: niceness the zygote adds to its own (0-19), inherited by its workers: a pool for
             work that must only use what other pools leave of the CPU.
+        help_after: an idle worker with nothing of its own queued takes tasks whose affinity
+            key belongs to a busy worker once that worker's running task has run this many
+            seconds (None: never). Sooner, the owner takes them itself, where their caches are.
     """
 
     def __init__(
@@ -163,6 +166,7 @@ class SandboxPool(ZygoteClient, Deadlines):
         writable: Iterable[Any] = (),
         warmup: Sequence[str] = (),
         nice: int = 0,
+        help_after: Optional[float] = 0.25,
     ) -> None:
         if isinstance(preload, str) or not all(isinstance(m, str) and _MODULE_NAME.match(m) for m in preload):
             raise ConfigError(f"preload must be a sequence of module names, got {preload!r}")
@@ -170,6 +174,9 @@ class SandboxPool(ZygoteClient, Deadlines):
             raise ConfigError(f"warmup must be a sequence of 'module:function' strings, got {warmup!r}")
         if isinstance(nice, bool) or not isinstance(nice, int) or not 0 <= nice <= 19:
             raise ConfigError(f"nice must be an integer from 0 to 19, got {nice!r}")
+        if help_after is not None and (isinstance(help_after, bool) or not isinstance(help_after, (int, float))
+                                       or not 0 <= help_after < math.inf):
+            raise ConfigError(f"help_after must be None or a finite number of seconds >= 0, got {help_after!r}")
         _check_positive("workers", workers, allow_none=False, integer=True)
         _check_positive("timeout", timeout, allow_none=True, integer=False)
         _check_positive("memory_limit", memory_limit, allow_none=True, integer=True, minimum=(16 << 20) - 1)
@@ -209,6 +216,8 @@ class SandboxPool(ZygoteClient, Deadlines):
         self.preload: Tuple[str, ...] = tuple(preload)
         self.warmup: Tuple[str, ...] = tuple(warmup)
         self.nice = nice
+        self.help_after = float(help_after) if help_after is not None else None
+        self._help_at: Optional[float] = None  # when an idle worker should look again (help_after)
         self.workers = workers
         self.timeout = float(timeout) if timeout is not None else None
         self.memory_limit = memory_limit
@@ -253,7 +262,8 @@ class SandboxPool(ZygoteClient, Deadlines):
         self._zygote_restarts = 0
         self._cancel_deadline: Optional[float] = None
         #: counters: tasks submitted, worker starts and deaths, confirmation runs, tasks an idle
-        #: worker took from a busy owner of their affinity key (``helped``), outcomes by status
+        #: worker took from a stuck owner of their affinity key, taking the key over
+        #: (``helped``), outcomes by status
         self.stats: Dict[str, int] = dict.fromkeys(
             ["submitted", "abandoned", "worker_starts", "deaths", "confirm_runs", "helped"]
             + [s.value for s in Status], 0)
@@ -569,6 +579,36 @@ class SandboxPool(ZygoteClient, Deadlines):
         self._selector.register(ours, selectors.EVENT_READ, ("sock", worker))
         self.stats["worker_starts"] += 1
 
+    def _long_running(self, w: WorkerRecord) -> bool:
+        """Whether ``w``'s running task has run ``help_after`` seconds: nothing more is queued
+        behind it, so what would wait there goes to a worker that is free."""
+        if self.help_after is None:
+            return False
+        index, started_at = w.running()
+        return index >= 0 and time.monotonic() - started_at >= self.help_after
+
+    def _stuck_owners(self, deferred: List[Pending]) -> Set[int]:
+        """The owners of ``deferred`` tasks' keys whose running task started ``help_after``
+        seconds ago or more; for the others, the time they get there is set as a timer
+        (``_help_at``), so the idle worker looks again then."""
+        if self.help_after is None:
+            return set()
+        now = time.monotonic()
+        stuck: Set[int] = set()
+        for wid in {self._affinity.get(p.task.affinity) for p in deferred}:
+            owner = self._workers.get(wid) if wid is not None else None
+            if owner is None or owner.state != BUSY:
+                continue
+            index, started_at = owner.running()
+            if index < 0:
+                continue
+            if now - started_at >= self.help_after:
+                stuck.add(wid)
+            else:
+                at = started_at + self.help_after
+                self._help_at = at if self._help_at is None else min(self._help_at, at)
+        return stuck
+
     def _dispatch(self) -> None:
         self._ensure_workers()
         # a worker that was given its last task frees its slot now: its successor starts
@@ -595,7 +635,8 @@ class SandboxPool(ZygoteClient, Deadlines):
                     continue
                 busy += 1
                 budget = _BATCH_BYTES
-            elif w.state == BUSY and self._queue and len(w.frames) < _PIPELINE_FRAMES:
+            elif (w.state == BUSY and self._queue and len(w.frames) < _PIPELINE_FRAMES
+                  and not self._long_running(w)):
                 # Keep frames queued behind the running one, so the worker never waits for this
                 # thread (which a busy machine may not schedule for a while); only what fits in
                 # the socket buffer, so this send cannot block.
@@ -634,10 +675,12 @@ class SandboxPool(ZygoteClient, Deadlines):
                             continue
                         if batch or w.state == BUSY:
                             break  # enough looking; the owner will take the rest
-                        # nothing of its own in the window: an idle worker helps out. The owner
-                        # keeps the key unless it has run nothing yet (no cache of it to keep)
-                        if self._workers[owner].dispatched == 0:
-                            self._assign_key(key, w.wid)
+                        # nothing of its own in the window: an idle worker helps out, as below,
+                        # if the owner is stuck in one task, and keeps the key
+                        if owner not in self._stuck_owners([p]):
+                            break
+                        self._assign_key(key, w.wid)
+                        self.stats["helped"] += 1
                 if p.future is not None and not p.started:
                     if not p.future.set_running_or_notify_cancel():
                         self._queue.popleft()  # cancelled by its submitter
@@ -653,12 +696,15 @@ class SandboxPool(ZygoteClient, Deadlines):
                     break  # a large task travels alone
             if deferred and not batch and w.state == IDLE and not self._queue:
                 # nothing of its own queued at all: an idle worker helps out with half of what
-                # waits for busy owners (which keep their keys unless they ran nothing yet);
-                # otherwise it idles while a worker busy with one slow task holds the whole queue
-                take = min(limit, max(1, len(deferred) // 2))
+                # waits for owners busy with one task for `help_after` seconds, and takes their
+                # keys over; otherwise it idles while a worker busy with one slow task holds the
+                # whole queue. An owner busy for less will soon take its own, whose caches
+                # (compiled programs) are there, not here
+                stuck = self._stuck_owners(deferred)
+                take = min(limit, max(1, sum(1 for p in deferred if self._affinity.get(p.task.affinity) in stuck) // 2))
                 keep: List[Pending] = []
                 for p in deferred:
-                    if len(batch) >= take:
+                    if len(batch) >= take or self._affinity.get(p.task.affinity) not in stuck:
                         keep.append(p)
                     elif p.group is not None and p.group.abandoned:
                         self.stats["abandoned"] += 1
@@ -666,9 +712,9 @@ class SandboxPool(ZygoteClient, Deadlines):
                         pass  # cancelled by its submitter
                     elif p.packet is not None or self._encode_pending(p):
                         p.started = p.future is not None or p.started
-                        owner = self._workers.get(self._affinity.get(p.task.affinity, -1))
-                        if owner is not None and owner.dispatched == 0:
-                            self._assign_key(p.task.affinity, w.wid)
+                        # the helper keeps the key: what the task leaves in a cache (compiled
+                        # programs) is here now, and the key's next tasks should find it
+                        self._assign_key(p.task.affinity, w.wid)
                         batch.append(p)
                         self.stats["helped"] += 1
                 deferred = keep

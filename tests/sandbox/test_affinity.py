@@ -107,3 +107,28 @@ def test_a_task_may_turn_the_pools_confirmation_off():
         assert pool.stats["confirm_runs"] == 1
     with pytest.raises(TaskError, match="confirm"):
         Task("os:getpid", confirm="yes")
+
+
+def test_an_idle_worker_leaves_a_busy_owner_its_tasks_until_help_after():
+    """A task of a key whose owner is busy for less than ``help_after`` waits for the owner (its
+    caches are there); once the owner's task has run that long, the idle worker helps, woken by
+    a timer even when nothing else happens."""
+    with SandboxPool(preload=(), workers=2, timeout=60, batch_size=2, help_after=0.6) as pool:
+        home = pool.run([Task(BAD + "sleep_then", (0, 0), affinity="k")])[0].worker_pid
+        pool.run([Task(BAD + "sleep_then", (0, 0), affinity="other")])  # both workers have run
+        slow = pool.submit(Task(BAD + "sleep", (0.3,), affinity="k"))
+        time.sleep(0.05)
+        quick = [pool.submit(Task(BAD + "sleep_then", (0, i), affinity="k")) for i in range(40)]
+        assert {f.result(timeout=30).worker_pid for f in quick} == {home}
+        assert slow.result(timeout=30).status == "ok" and pool.stats["helped"] == 0
+
+        slow = pool.submit(Task(BAD + "sleep", (10.0,), affinity="k"))
+        time.sleep(0.05)
+        start = time.monotonic()
+        quick = [pool.submit(Task(BAD + "sleep_then", (0, i), affinity="k")) for i in range(40)]
+        deadline = start + 8.0
+        while time.monotonic() < deadline and sum(f.done() for f in quick) < 30:
+            time.sleep(0.02)
+        served = [f.result() for f in quick if f.done()]
+        assert len(served) >= 30 and all(o.worker_pid != home for o in served)
+        assert time.monotonic() - start > 0.4 and not slow.done() and pool.stats["helped"] >= 1

@@ -93,7 +93,7 @@ def test_unserializable_argument_is_refused_at_submission(numpy_pool):
     {"python": "/no/such/python"}, {"preload": "numpy"}, {"preload": ("not a module",)}, {"spares": -1},
     {"capture_limit": 10}, {"kill_grace": -1}, {"confirm": "yes"}, {"env": {"A": 1}}, {"file_size_limit": 10},
     {"warmup": "os:getpid"}, {"warmup": ("os",)}, {"warmup": ("os:get pid",)}, {"nice": -1}, {"nice": 20},
-    {"nice": True},
+    {"nice": True}, {"help_after": -1}, {"help_after": float("inf")}, {"help_after": "1"},
 ])
 def test_invalid_configuration_is_refused(kwargs):
     with pytest.raises(ConfigError):
