@@ -96,6 +96,8 @@ def _figures(out: Path) -> dict:
         # where the workers' time went, as the campaign counted it, and the pool's counters
         "worker_s": settings.get("worker_s", {}), "worker_iterations": settings.get("worker_iterations", {}),
         "costliest_groups": settings.get("costliest_groups", [])[:10], "pool": settings.get("pool", {}),
+        # the APIs whose calls killed a worker (their groups ran on the isolation pool)
+        "isolated": settings.get("isolated", {}),
     }
 
 
