@@ -835,8 +835,8 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
         # out_dir: on-disk compile caches (JAX, TorchInductor) under <out>/cache, and a file-size
         # limit with room for Inductor's precompiled header
         settings = pool_settings(adapters.values(), out_dir=str(out))
-        pool_kwargs = dict(preload=settings["preload"], warmup=settings["warmup"], env=settings["env"], timeout=cfg.timeout,
-                           memory_limit=cfg.memory_limit, confirm=True, batch_size=8,
+        pool_kwargs = dict(preload=settings["preload"], warmup=settings["warmup"], env=settings["env"],
+                           timeout=cfg.timeout, memory_limit=cfg.memory_limit, confirm=True, batch_size=8,
                            max_tasks_per_worker=None, file_size_limit=settings["file_size_limit"])
         backend = _RayBackend(cfg, adapters, pool_kwargs) if cfg.ray else \
             _LocalBackend(SandboxPool(workers=cfg.workers, **pool_kwargs), pool_kwargs)
