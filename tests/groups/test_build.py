@@ -121,6 +121,26 @@ def test_inferred_relations_value_then_status(tmp_path, pool, adapters):
     assert "dtype:bool" in reasons["numpy.negative"][1]
 
 
+def test_inferred_value_needs_values_beyond_ties_and_the_identity(tmp_path, pool, adapters):
+    """Agreement that holds on random values but parts on ties (``x > y`` against ``x >= y``),
+    or that is only the input given back (two identities), is no value equivalence: status."""
+    binary = [(0, "x", 0, None, True), (1, "y", 1, None, True)]
+    ties = group("inferred:numpy.greater|numpy.greater_equal",
+                 [member("numpy", "numpy.greater", "numpy:greater", binary),
+                  member("numpy", "numpy.greater_equal", "numpy:greater_equal", binary)],
+                 [(0, "x1", "tensor"), (1, "x2", "tensor")], relation="inferred", canonical="greater")
+    identity = _inferred("positive", "copy")
+    value = _inferred("abs", "fabs")
+    store, _ = _build(tmp_path, pool, adapters, [ties, identity, value])
+    groups = _by_key(store)
+    assert groups[ties.key].state == "validated" and groups[ties.key].equivalence == "status"
+    # two identities are tried for status (where copy, which takes bool, parts from positive)
+    ident = groups[identity.key]
+    assert ident.state == "rejected"
+    assert {i.reason for _, i in ident.rejected} == {"status_differs"}
+    assert groups[value.key].state == "validated" and groups[value.key].equivalence == "value"
+
+
 def test_dtype_probing_records_refusals(tmp_path, pool, adapters):
     g = group("x:bitwise_and/generic",
               [member("numpy", "numpy.bitwise_and", "numpy:bitwise_and", [(0, "x", 0, None, True), (1, "y", 1, None, True)]),

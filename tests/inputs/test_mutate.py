@@ -154,8 +154,11 @@ def test_status_probes_cover_every_applicable_invalid_operator_once():
     probes = status_probes(g, inp)
     names = [name for _, name in probes]
     # dtypes are the registry's dtype probe's business, not these
-    assert names == ["invalid:axis", "invalid:index", "invalid:shape", "rank:0", "rank:1", "rank:+1",
-                     "axis:tuple", "scalar", "dtype_arg:bool", "dtype_arg:int32", "dtype_arg:complex64"]
+    assert names[:8] == ["invalid:axis", "invalid:index", "invalid:shape", "rank:0", "rank:1", "rank:+1",
+                         "axis:tuple", "scalar"]
+    shape2 = materialise(inp)[1].shape  # (3, 4)
+    assert names[8:] == ["shape2:transposed", "shape2:first+1", "dtype_arg:bool", "dtype_arg:int32",
+                         "dtype_arg:complex64"]
     assert [p.signature() for p, _ in status_probes(g, inp)] == [p.signature() for p, _ in probes]
     values = {name: materialise(p) for p, name in probes}
     rank = materialise(inp)[0].ndim
@@ -172,6 +175,27 @@ def test_status_probes_cover_every_applicable_invalid_operator_once():
         np.dtype("bool"), np.dtype("int32"), np.dtype("complex64")]
     indices, x = values["invalid:index"][5], values["invalid:index"][0]
     assert indices.size and indices.max() >= min(x.shape)
+    # the second array along one axis: transposed, one more along the first
+    assert values["shape2:transposed"][1].shape == (*shape2[:-2], shape2[-1], shape2[-2])
+    assert values["shape2:first+1"][1].shape == (shape2[0] + 1, *shape2[1:])
+    assert values["shape2:first+1"][0].shape == shape
+
+
+def test_ties_input_makes_arrays_of_one_shape_and_dtype_equal():
+    from xamt.inputs.mutate import ties_input
+
+    g = _binary_axis_group()
+    inp = seed_inputs(g)[0]
+    tied = ties_input(inp)
+    a, b = materialise(inp)[0], materialise(inp)[1]
+    assert a.shape == b.shape and a.dtype == b.dtype and not np.array_equal(a, b)
+    va = materialise(tied)
+    np.testing.assert_array_equal(va[0], va[1])
+    np.testing.assert_array_equal(va[0], a)  # the first keeps its values
+    assert va[5].dtype == np.int64  # other arrays (indices) keep theirs
+    one = group("x:g/generic", [member("numpy", "numpy.g", "numpy:abs", [(0, "x", 0, None, True)])],
+                [(0, "x", "tensor")])
+    assert ties_input(seed_inputs(one)[0]) is None
 
 
 def test_status_probes_of_a_one_array_input():

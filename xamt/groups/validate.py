@@ -23,7 +23,9 @@ equivalence first, status equivalence second).
 Relations inferred from similarity rather than names (``validation.toml [probe]
 status_relations``: ``inferred``) must show more: value agreement counts only when some output
 changed between the two inputs (agreeing on a size or an all-``True`` mask says nothing about
-values), and status-equivalent members must succeed or fail alike on deliberately invalid inputs
+values), not every member gave its input back unchanged, and the members also agree when the
+input's arrays of one shape tie (:func:`xamt.inputs.mutate.ties_input`); status-equivalent
+members must succeed or fail alike on deliberately invalid inputs
 (:func:`xamt.inputs.mutate.status_probes`) and accept the same probed dtypes.
 """
 from __future__ import annotations
@@ -44,7 +46,7 @@ from xamt.exec.normalise import NormalisationRules, normalise
 from xamt.groups.unionfind import UnionFind
 from xamt.inputs.materialise import materialise
 from xamt.inputs.model import GroupInput
-from xamt.inputs.mutate import status_probes
+from xamt.inputs.mutate import status_probes, ties_input
 from xamt.inputs.rules import InputRules
 from xamt.inputs.seed import needed_slots, seed_plan, variant_inputs
 from xamt.inputs.structured import INTEGER_STRUCTURES, split
@@ -454,7 +456,10 @@ class _Validator:
                 new_components.extend(sub)
             components = sorted(new_components, key=lambda c: (-len(c), c[0]))
             if group.relation in ctx.settings.status_probe_relations:
-                components, demoted = self._value_evidence(components, ev.values, values2)
+                components, demoted = self._value_evidence(components, ev.values, values2,
+                                                           (ev.input, confirm_inp))
+                components, parted = yield from self._ties(components, ev.input, ev.normalisation)
+                demoted += parted
                 # DeepREL: value equivalence first, status equivalence second -- members that ran
                 # on both inputs but agree on neither, or only on outputs the input's values do
                 # not change, are candidates for status equivalence
@@ -584,18 +589,54 @@ class _Validator:
         return max(st.probe_call_floor_s, st.probe_call_factor * slowest)
 
     def _value_evidence(self, components: list[list[int]], first: dict[int, Any],
-                        second: dict[int, Any]) -> tuple[list[list[int]], list[int]]:
+                        second: dict[int, Any], inputs: tuple[GroupInput, GroupInput]
+                        ) -> tuple[list[list[int]], list[int]]:
         """Components whose agreement says something about values: some member's output
-        changed between the two inputs (same shapes, other values). Agreeing on an output the
-        values do not change (a size, a constant True) is agreement on shapes only; those
-        components' members are returned apart."""
+        changed between the two inputs (same shapes, other values), and not every member
+        returned one of its input arrays unchanged on both. Agreeing on an output the values do
+        not change (a size, a constant True), or on the input itself (two functions that are
+        the identity under their defaults, such as dropouts outside training), is no value
+        equivalence; those components' members are returned apart."""
+        arrays = [[v for v in materialise(inp).values() if isinstance(v, np.ndarray)] for inp in inputs]
         kept, demoted = [], []
         for comp in components:
-            if any(i in first and not self.agreement.pair(first[i], second[i]) for i in comp):
+            changed = any(i in first and not self.agreement.pair(first[i], second[i]) for i in comp)
+            identity = all(any(_same_array(out[i], a) for a in ins)
+                           for out, ins in zip((first, second), arrays) for i in comp)
+            if changed and not identity:
                 kept.append(comp)
             else:
                 demoted += comp
         return kept, demoted
+
+    def _ties(self, components: list[list[int]], inp: GroupInput, normalisation: str | None
+              ) -> Generator[list, list, tuple[list[list[int]], list[int]]]:
+        """Components that also agree when the input's arrays of one shape and dtype are equal
+        (:func:`~xamt.inputs.mutate.ties_input`): ``x > y`` and ``x >= y`` agree on random
+        values and part on ties. Members of a component that parts are returned apart."""
+        ties = ties_input(inp)
+        if not components or ties is None:
+            return components, []
+        members = sorted({i for c in components for i in c})
+        results = yield from self.run(ties, members, repeat=1, limit=self._probe_limit(members))
+        values: dict[int, Any] = {}
+        for i, r in results.items():
+            if r.ok:
+                try:
+                    values[i] = normalise(r.value, normalisation)
+                except Exception:
+                    pass
+        kept, parted = [], []
+        for comp in components:
+            if all(i in values for i in comp) and all(self.agreement.pair(values[comp[0]], values[i])
+                                                      for i in comp[1:]):
+                kept.append(comp)
+            elif all(not results[i].ok for i in comp if i in results) and len({
+                    results[i].status for i in comp if i in results}) == 1:
+                kept.append(comp)  # all refuse ties alike: nothing learnt about values
+            else:
+                parted += comp
+        return kept, parted
 
     def _status_probe(self, components: list[list[int]], inp: GroupInput
                       ) -> Generator[list, list, list[list[int]]]:
@@ -746,3 +787,10 @@ def validate_candidate(group: Any, ctx: Context) -> Generator[list, list, Candid
     v = _Validator(group, ctx)
     groups = yield from v.validate()
     return CandidateResult(group.key, groups, time.perf_counter() - start, v.executions)
+
+
+def _same_array(out: Any, arr: np.ndarray) -> bool:
+    """Whether a member's output is the input array ``arr`` itself (same shape, dtype and
+    values, NaN equal to NaN)."""
+    return (isinstance(out, np.ndarray) and out.shape == arr.shape and out.dtype == arr.dtype
+            and arr.size > 1 and bool(np.array_equal(out, arr, equal_nan=out.dtype.kind in "fc")))

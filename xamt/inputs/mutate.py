@@ -27,7 +27,7 @@ from xamt.inputs.seed import fit_axis
 from xamt.inputs.seed import is_data_slot as _is_data
 from xamt.inputs.structured import split
 
-__all__ = ["mutate", "revalue", "status_probes", "MUTATION_OPS", "INVALID_OPS"]
+__all__ = ["mutate", "revalue", "status_probes", "ties_input", "MUTATION_OPS", "INVALID_OPS"]
 
 #: array operators (from :mod:`xamt.inputs.arrays`) and literal operators
 MUTATION_OPS = tuple(fv.MUTATIONS) + ("axis", "flag", "integer", "scalar", "dtype_arg", "shape_arg")
@@ -278,11 +278,39 @@ def status_probes(group: Any, inp: GroupInput, seed: int = 0) -> list[tuple[Grou
     # Tensor only), and dtype arguments of other kinds (a float-only dtype against an int one)
     if len(data) > 1:
         probes.append((inp.replace(data[1], SlotValue.literal(1.5)), "scalar"))
+        # the second array's shape changed along one axis: APIs that take the same two arrays
+        # pair their axes alike (a dot product contracts the second-to-last axis of the second,
+        # an inner product its last; a stack needs equal shapes, a vertical stack equal trailing
+        # axes only)
+        second = shapes[data[1]]
+        if len(second) >= 2 and second[-1] != second[-2]:
+            probes.append((_reshape(inp, data[1], (*second[:-2], second[-1], second[-2])), "shape2:transposed"))
+        if len(second) >= 1:
+            probes.append((_reshape(inp, data[1], (second[0] + 1, *second[1:])), "shape2:first+1"))
     dtype_slot = next((s for s in inp if inp[s].kind == "dtype"), None)
     if dtype_slot is not None:
         probes += [(inp.replace(dtype_slot, SlotValue.dtype(d)), f"dtype_arg:{d}")
                    for d in PROBE_DTYPE_ARGS if inp[dtype_slot].value != d]
     return probes
+
+
+def ties_input(inp: GroupInput) -> GroupInput | None:
+    """``inp`` with every data array equal to the first one of its shape and dtype (elements
+    tie across arguments), or None when no two data arrays share a shape and dtype. APIs that
+    agree on random values can part on ties (``x > y`` against ``x >= y``)."""
+    first: dict[tuple, int] = {}
+    out = inp
+    for s in inp:
+        v = inp[s]
+        if not _is_data(v) or v.structure or len(v.all_recipes()) != 1:
+            continue
+        r = v.all_recipes()[0]
+        key = (tuple(r.shape), r.dtype)
+        if key in first:
+            out = out.replace(s, inp[first[key]])
+        else:
+            first[key] = s
+    return out if out is not inp else None
 
 
 #: the dtypes a status probe passes as a dtype argument
