@@ -849,13 +849,13 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
             raise
         # APIs that killed workers in the latest campaign on the same library versions (or in
         # the one resumed) start out isolated: the workers need not die for them once more
+        versions = {n: a.version() for n, a in adapters.items()}
         previous = campaign or fs.campaign()
         killers = (previous.settings.get("isolated", {}).get("apis", [])
-                   if previous is not None and previous.libraries == {n: a.version() for n, a in adapters.items()}
-                   else [])
+                   if previous is not None and previous.libraries == versions else [])
         if campaign is None:
             campaign = Campaign(
-                libraries={n: a.version() for n, a in adapters.items()}, budget_s=cfg.budget_s,
+                libraries=versions, budget_s=cfg.budget_s,
                 seed=cfg.seed, workers=cfg.workers,
                 settings={"guided": cfg.guided, "window": cfg.window, "timeout": cfg.timeout,
                           "relations": list(cfg.relations) if cfg.relations else None,

@@ -434,14 +434,9 @@ class _Validator:
         if components and confirm_inp is not None:
             members = sorted({i for c in components for i in c})
             results2 = yield from self.run(confirm_inp, members, repeat=1)
-            values2 = {}
+            values2 = _normalised(results2, ev.normalisation)
             for i, r in results2.items():
-                if r.ok:
-                    try:
-                        values2[i] = normalise(r.value, ev.normalisation)
-                    except Exception:
-                        pass
-                else:
+                if not r.ok:
                     confirm_detail[i] = f"second input: {r.status} {r.error_type or ''} {(r.error_message or '')[:160]}"
             new_components = []
             for comp in components:
@@ -619,13 +614,7 @@ class _Validator:
             return components, []
         members = sorted({i for c in components for i in c})
         results = yield from self.run(ties, members, repeat=1, limit=self._probe_limit(members))
-        values: dict[int, Any] = {}
-        for i, r in results.items():
-            if r.ok:
-                try:
-                    values[i] = normalise(r.value, normalisation)
-                except Exception:
-                    pass
+        values = _normalised(results, normalisation)
         kept, parted = [], []
         for comp in components:
             if all(i in values for i in comp) and all(self.agreement.pair(values[comp[0]], values[i])
@@ -787,6 +776,19 @@ def validate_candidate(group: Any, ctx: Context) -> Generator[list, list, Candid
     v = _Validator(group, ctx)
     groups = yield from v.validate()
     return CandidateResult(group.key, groups, time.perf_counter() - start, v.executions)
+
+
+def _normalised(results: dict[int, MemberResult], normalisation: str | None) -> dict[int, Any]:
+    """The normalised outputs of the members that returned (those the normaliser cannot take
+    are left out)."""
+    values: dict[int, Any] = {}
+    for i, r in results.items():
+        if r.ok:
+            try:
+                values[i] = normalise(r.value, normalisation)
+            except Exception:
+                pass
+    return values
 
 
 def _same_array(out: Any, arr: np.ndarray) -> bool:
