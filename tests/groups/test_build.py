@@ -141,6 +141,34 @@ def test_inferred_value_needs_values_beyond_ties_and_the_identity(tmp_path, pool
     assert groups[value.key].state == "validated" and groups[value.key].equivalence == "value"
 
 
+def test_inferred_value_holds_on_nan_and_inf_and_negative_values_are_a_domain(tmp_path, pool, adapters):
+    """Equal on finite values but not on NaN (``nancumsum`` against ``cumsum``): no value
+    equivalence. Status probes include negative values, and NaN out of NaN-free input is a
+    refusal: ``sqrt`` and ``exp2`` part there."""
+    nan_aware = _inferred("nancumsum", "cumsum")
+    domain = _inferred("sqrt", "exp2")
+    store, _ = _build(tmp_path, pool, adapters, [nan_aware, domain])
+    groups = _by_key(store)
+    assert groups[nan_aware.key].equivalence == "status"
+    dom = groups[domain.key]
+    assert dom.state == "rejected"
+    assert any("values:negative" in i.detail and "NaN" in i.detail for _, i in dom.rejected)
+
+
+def test_value_components_need_every_slot_to_reach_every_member():
+    """``hfft(x, n)`` against ``hfftn(x)``: agreeing at the one validated ``n`` says nothing
+    about other values of a slot only one member takes."""
+    from types import SimpleNamespace as NS
+
+    from xamt.groups.validate import _Validator
+
+    def m(*slots):
+        return NS(plan=NS(args=[NS(slot=s) for s in slots] + [NS(slot=None)], init_args=[]))
+    v = NS(group=NS(members=[m(0, 1), m(0), m(0, 1), m(1, 0)]))
+    kept, apart = _Validator._shared_slots(v, [[0, 1], [2, 3]])
+    assert kept == [[2, 3]] and apart == [0, 1]
+
+
 def test_dtype_probing_records_refusals(tmp_path, pool, adapters):
     g = group("x:bitwise_and/generic",
               [member("numpy", "numpy.bitwise_and", "numpy:bitwise_and", [(0, "x", 0, None, True), (1, "y", 1, None, True)]),

@@ -158,7 +158,7 @@ def test_status_probes_cover_every_applicable_invalid_operator_once():
                          "axis:tuple", "scalar"]
     shape2 = materialise(inp)[1].shape  # (3, 4)
     assert names[8:] == ["shape2:transposed", "shape2:first+1", "dtype_arg:bool", "dtype_arg:int32",
-                         "dtype_arg:complex64"]
+                         "dtype_arg:complex64", "values:negative"]
     assert [p.signature() for p, _ in status_probes(g, inp)] == [p.signature() for p, _ in probes]
     values = {name: materialise(p) for p, name in probes}
     rank = materialise(inp)[0].ndim
@@ -179,6 +179,29 @@ def test_status_probes_cover_every_applicable_invalid_operator_once():
     assert values["shape2:transposed"][1].shape == (*shape2[:-2], shape2[-1], shape2[-2])
     assert values["shape2:first+1"][1].shape == (shape2[0] + 1, *shape2[1:])
     assert values["shape2:first+1"][0].shape == shape
+    # negative values in every signed data array, the shapes kept (a domain: sqrt against exp2)
+    neg = values["values:negative"]
+    assert (neg[0] < 0).all() and (neg[1] < 0).all() and neg[0].shape == shape
+    # indices into another argument have a structure: left whole
+    assert inp[5].structure and np.array_equal(neg[5], materialise(inp)[5])
+
+
+def test_nonfinite_input_puts_nan_and_inf_in_float_arrays_only():
+    import dataclasses
+
+    from xamt.inputs.mutate import nonfinite_input
+
+    g = _binary_axis_group()
+    inp = seed_inputs(g)[0]
+    v = materialise(nonfinite_input(inp))
+    assert (~np.isfinite(v[0])).any() and (~np.isfinite(v[1])).any()
+    assert v[0].shape == materialise(inp)[0].shape
+    np.testing.assert_array_equal(v[5], materialise(inp)[5])  # integer indices unchanged
+    ints = group("x:g/generic", [member("numpy", "numpy.g", "numpy:abs", [(0, "x", 0, None, True)])],
+                 [(0, "x", "tensor")])
+    i = seed_inputs(ints)[0]
+    i = i.replace(0, i[0].with_recipes(tuple(dataclasses.replace(r, dtype="int32") for r in i[0].all_recipes())))
+    assert nonfinite_input(i) is None
 
 
 def test_ties_input_makes_arrays_of_one_shape_and_dtype_equal():
@@ -203,4 +226,5 @@ def test_status_probes_of_a_one_array_input():
 
     g = group("x:g/generic", [member("numpy", "numpy.g", "numpy:abs", [(0, "x", 0, None, True)])],
               [(0, "x", "tensor")])
-    assert [name for _, name in status_probes(g, seed_inputs(g)[0])] == ["rank:0", "rank:1", "rank:+1"]
+    assert [name for _, name in status_probes(g, seed_inputs(g)[0])] == ["rank:0", "rank:1", "rank:+1",
+                                                                         "values:negative"]

@@ -23,10 +23,12 @@ equivalence first, status equivalence second).
 Relations inferred from similarity rather than names (``validation.toml [probe]
 status_relations``: ``inferred``) must show more: value agreement counts only when some output
 changed between the two inputs (agreeing on a size or an all-``True`` mask says nothing about
-values), not every member gave its input back unchanged, and the members also agree when the
-input's arrays of one shape tie (:func:`xamt.inputs.mutate.ties_input`); status-equivalent
-members must succeed or fail alike on deliberately invalid inputs
-(:func:`xamt.inputs.mutate.status_probes`) and accept the same probed dtypes.
+values), not every member gave its input back unchanged, the members also agree when the
+input's arrays of one shape tie (:func:`xamt.inputs.mutate.ties_input`) and when they hold NaN
+and ±inf (:func:`xamt.inputs.mutate.nonfinite_input`), and every slot reaches every member;
+status-equivalent members must succeed or fail alike on deliberately invalid inputs and on
+negative values (:func:`xamt.inputs.mutate.status_probes`; NaN out of NaN-free input counts as a
+refusal) and accept the same probed dtypes.
 """
 from __future__ import annotations
 
@@ -42,11 +44,11 @@ from xamt.groups.agree import Agreement
 from xamt.groups.annotations import Annotations, BuildSettings, GroupAnnotation
 from xamt.exec.group import ExecItem, GroupExecutor, MemberResult
 from xamt.groups.model import MemberInfo, RegisteredGroup
-from xamt.exec.normalise import NormalisationRules, normalise
+from xamt.exec.normalise import NormalisationRules, leaves, normalise
 from xamt.groups.unionfind import UnionFind
 from xamt.inputs.materialise import materialise
 from xamt.inputs.model import GroupInput
-from xamt.inputs.mutate import status_probes, ties_input
+from xamt.inputs.mutate import nonfinite_input, status_probes, ties_input
 from xamt.inputs.rules import InputRules
 from xamt.inputs.seed import needed_slots, seed_plan, variant_inputs
 from xamt.inputs.structured import INTEGER_STRUCTURES, split
@@ -455,6 +457,11 @@ class _Validator:
                                                            (ev.input, confirm_inp))
                 components, parted = yield from self._ties(components, ev.input, ev.normalisation)
                 demoted += parted
+                components, parted = yield from self._ties(components, ev.input, ev.normalisation,
+                                                           special=nonfinite_input(ev.input))
+                demoted += parted
+                components, one_sided = self._shared_slots(components)
+                demoted += one_sided
                 # DeepREL: value equivalence first, status equivalence second -- members that ran
                 # on both inputs but agree on neither, or only on outputs the input's values do
                 # not change, are candidates for status equivalence
@@ -604,12 +611,32 @@ class _Validator:
                 demoted += comp
         return kept, demoted
 
-    def _ties(self, components: list[list[int]], inp: GroupInput, normalisation: str | None
+    def _shared_slots(self, components: list[list[int]]) -> tuple[list[list[int]], list[int]]:
+        """Components whose members all take the same slots. A slot that reaches one member
+        only (``hfft``'s ``n``, which ``hfftn`` has no counterpart for; ``lax.cumprod``'s
+        ``reverse``) changes one side alone, so agreeing at its one validated value is no value
+        equivalence: those components' members are returned apart."""
+        def slots(i: int) -> frozenset[int]:
+            plan = self.group.members[i].plan
+            args = [*getattr(plan, "args", ()), *getattr(plan, "init_args", ())]
+            return frozenset(a.slot for a in args if getattr(a, "slot", None) is not None)
+        kept, apart = [], []
+        for comp in components:
+            if len({slots(i) for i in comp}) == 1:
+                kept.append(comp)
+            else:
+                apart += comp
+        return kept, apart
+
+    def _ties(self, components: list[list[int]], inp: GroupInput, normalisation: str | None,
+              special: GroupInput | None = None
               ) -> Generator[list, list, tuple[list[list[int]], list[int]]]:
         """Components that also agree when the input's arrays of one shape and dtype are equal
         (:func:`~xamt.inputs.mutate.ties_input`): ``x > y`` and ``x >= y`` agree on random
-        values and part on ties. Members of a component that parts are returned apart."""
-        ties = ties_input(inp)
+        values and part on ties. Members of a component that parts are returned apart.
+        ``special``: another input to agree on instead of the ties input (the non-finite one,
+        :func:`~xamt.inputs.mutate.nonfinite_input`)."""
+        ties = ties_input(inp) if special is None else special
         if not components or ties is None:
             return components, []
         members = sorted({i for c in components for i in c})
@@ -639,10 +666,15 @@ class _Validator:
         limit = self._probe_limit(members)
         for probe, name in probes:
             results = yield from self.run(probe, members, repeat=1, limit=limit)
+            finite = not _holds_nan(materialise(probe).values())
             for i in members:
                 r = results.get(i)
                 status = "ok" if r is not None and r.ok else (
                     f"{r.status} {r.error_type or ''}".strip() if r is not None else "not run")
+                # NaN out of NaN-free input is how scipy and elementwise math refuse a domain
+                # (sqrt(-1), weibull_min with c < 0): a refusal, not a success
+                if status == "ok" and finite and _holds_nan(leaves(r.value)):
+                    status = "NaN"
                 outcomes[i].append((name, status))
         for i in members:
             accepted = set(self.info[i].accepted)
@@ -789,6 +821,17 @@ def _normalised(results: dict[int, MemberResult], normalisation: str | None) -> 
             except Exception:
                 pass
     return values
+
+
+def _holds_nan(values: Any) -> bool:
+    """Whether any float or complex array among ``values`` holds NaN."""
+    for v in values:
+        for a in (v if isinstance(v, list) else [v]):
+            if isinstance(a, np.ndarray) and (a.dtype.kind in "fc" or a.dtype.name == "bfloat16"):
+                with np.errstate(invalid="ignore"):
+                    if np.isnan(a.astype(np.complex128) if a.dtype.kind == "c" else a.astype(np.float64)).any():
+                        return True
+    return False
 
 
 def _same_array(out: Any, arr: np.ndarray) -> bool:

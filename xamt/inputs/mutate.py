@@ -27,7 +27,8 @@ from xamt.inputs.seed import fit_axis
 from xamt.inputs.seed import is_data_slot as _is_data
 from xamt.inputs.structured import split
 
-__all__ = ["mutate", "revalue", "status_probes", "ties_input", "MUTATION_OPS", "INVALID_OPS"]
+__all__ = ["mutate", "revalue", "status_probes", "ties_input", "negative_input", "nonfinite_input",
+           "MUTATION_OPS", "INVALID_OPS"]
 
 #: array operators (from :mod:`xamt.inputs.arrays`) and literal operators
 MUTATION_OPS = tuple(fv.MUTATIONS) + ("axis", "flag", "integer", "scalar", "dtype_arg", "shape_arg")
@@ -291,7 +292,48 @@ def status_probes(group: Any, inp: GroupInput, seed: int = 0) -> list[tuple[Grou
     if dtype_slot is not None:
         probes += [(inp.replace(dtype_slot, SlotValue.dtype(d)), f"dtype_arg:{d}")
                    for d in PROBE_DTYPE_ARGS if inp[dtype_slot].value != d]
+    # negative values where positive ones went: APIs that take the same inputs share a domain
+    # (a gamma shape must be >= 0, a logistic location need not; sqrt and exp2 part too)
+    negative = negative_input(inp)
+    if negative is not None:
+        probes.append((negative, "values:negative"))
     return probes
+
+
+def negative_input(inp: GroupInput) -> GroupInput | None:
+    """``inp`` with its signed data arrays drawn from [-4, -0.25] and its float literals made
+    negative, or None when there is nothing signed to negate. Structured arrays (an SPD
+    matrix, a probability vector) are left whole."""
+    out = inp
+    for s in inp:
+        v = inp[s]
+        if _is_data(v) and not v.structure:
+            recipes = tuple(dataclasses.replace(r, low=-4.0, high=-0.25, boundary_rate=0.0,
+                                                nonfinite_rate=0.0, edges=False)
+                            if r.dtype.startswith(("float", "int", "complex", "bfloat")) else r
+                            for r in v.all_recipes())
+            if recipes != v.all_recipes():
+                out = out.replace(s, v.with_recipes(recipes))
+        elif v.kind == "literal" and isinstance(v.value, float) and v.value >= 0:
+            out = out.replace(s, SlotValue.literal(-abs(v.value) - 0.5))
+    return out if out is not inp else None
+
+
+def nonfinite_input(inp: GroupInput) -> GroupInput | None:
+    """``inp`` with half the elements of its float data arrays NaN or ±inf, or None when it
+    has no float data array. Two functions equal on finite values can part on NaN and inf
+    (``multiply_no_nan`` against ``multiply``, ``nancumprod`` against ``cumprod``)."""
+    out = inp
+    for s in inp:
+        v = inp[s]
+        if not _is_data(v) or v.structure:
+            continue
+        recipes = tuple(dataclasses.replace(r, nonfinite_rate=0.5)
+                        if r.dtype.startswith(("float", "complex", "bfloat")) else r
+                        for r in v.all_recipes())
+        if recipes != v.all_recipes():
+            out = out.replace(s, v.with_recipes(recipes))
+    return out if out is not inp else None
 
 
 def ties_input(inp: GroupInput) -> GroupInput | None:
