@@ -98,10 +98,12 @@ from xamt.compare.report import (
     MemberReport,
     value_distance,
 )
+from xamt.compare.dtypes import computation_tolerance
 from xamt.compare.tolerance import Tolerance
 
 __all__ = [
     "compare_group",
+    "computation_tolerance",
     "Tolerance",
     "GroupReport",
     "MemberReport",

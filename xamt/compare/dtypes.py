@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
@@ -22,7 +22,8 @@ import numpy as np
 from xamt.compare.errors import ToleranceError
 from xamt.compare.tolerance import Tolerance
 
-__all__ = ["DtypeInfo", "dtype_info", "default_tolerances", "resolve_tolerance", "KINDS", "Code"]
+__all__ = ["DtypeInfo", "dtype_info", "default_tolerances", "resolve_tolerance", "computation_tolerance",
+           "KINDS", "Code"]
 
 KINDS = ("bool", "int", "float", "complex", "other")
 
@@ -211,3 +212,16 @@ def resolve_tolerance(tol: object, infos: Sequence[DtypeInfo]) -> Tolerance:
             atol = a if a > atol else atol
         return Tolerance(rtol, atol)
     return _as_tolerance(tol, "tol")
+
+
+def computation_tolerance(tol: object, dtypes: Iterable[np.dtype]) -> Tolerance | None:
+    """The tolerance of a computation that ran over ``dtypes`` (its inputs' and outputs'): that
+    of its lowest-precision float dtype (:func:`resolve_tolerance` over the float and complex
+    ones, so ``tol`` overrides as there). A float16 input computed into a float64 output is
+    compared at float16's tolerance, not float64's. None when no dtype is a float."""
+    infos = []
+    for dt in dtypes:
+        info = dtype_info(np.dtype(dt))
+        if info.kind in ("float", "complex") and info not in infos:
+            infos.append(info)
+    return resolve_tolerance(tol, infos) if infos else None

@@ -13,10 +13,21 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from xamt.compare import compare_group
+from xamt.compare import compare_group, computation_tolerance
 from xamt.exec.normalise import leaves
 
-__all__ = ["Agreement", "structure"]
+__all__ = ["Agreement", "structure", "input_dtypes"]
+
+
+def input_dtypes(values: Mapping[Any, Any]) -> tuple[np.dtype, ...]:
+    """The dtypes of the arrays among slot ``values`` (lists of arrays included): what the
+    computation ran in, for :meth:`Agreement.tolerance_for`."""
+    out: list[np.dtype] = []
+    for v in values.values():
+        for a in (v if isinstance(v, list) else [v]):
+            if isinstance(a, np.ndarray) and a.dtype not in out:
+                out.append(a.dtype)
+    return tuple(out)
 
 
 def structure(value: Any) -> Any:
@@ -34,7 +45,18 @@ class Agreement:
     def __init__(self, tolerances: Mapping[str, Sequence[float]] | None = None):
         self.tol = {k: (float(v[0]), float(v[1])) for k, v in (tolerances or {}).items()} or None
 
-    def _leaf_reports(self, values: Sequence[Any], reference: int | None) -> list[bool] | None:
+    def tolerance_for(self, column: Sequence[Any], inputs: Sequence[np.dtype] = ()) -> Any:
+        """The tolerance for one leaf ``column`` of outputs computed from arrays of dtypes
+        ``inputs``: for float leaves, that of the lowest-precision float among the inputs and
+        the leaves (a float16 input compared at float16's tolerance even where a library
+        returns float64); else the table's (exact for integers)."""
+        if inputs and all(isinstance(a, np.ndarray) and (a.dtype.kind in "fc" or a.dtype.name == "bfloat16")
+                          for a in column):
+            return computation_tolerance(self.tol, [*inputs, *(a.dtype for a in column)]) or self.tol
+        return self.tol
+
+    def _leaf_reports(self, values: Sequence[Any], reference: int | None,
+                      inputs: Sequence[np.dtype] = ()) -> list[bool] | None:
         """Per member: do its leaves agree with the reference's? None if structures differ."""
         if len({repr(structure(v)) for v in values}) != 1:
             return None
@@ -43,7 +65,8 @@ class Agreement:
         for column in columns:
             if isinstance(column[0], np.ndarray):
                 try:
-                    rep = compare_group(list(column), reference=reference, tol=self.tol)
+                    rep = compare_group(list(column), reference=reference,
+                                        tol=self.tolerance_for(column, inputs))
                 except Exception:  # bad arguments for the comparator (e.g. an exotic dtype)
                     return [False] * len(values)
                 for i, m in enumerate(rep.members):
@@ -56,20 +79,21 @@ class Agreement:
                         flags[i] = False
         return flags
 
-    def pair(self, a: Any, b: Any) -> bool:
-        """True when ``b`` agrees with ``a`` (``a`` is the reference)."""
-        flags = self._leaf_reports([a, b], 0)
+    def pair(self, a: Any, b: Any, inputs: Sequence[np.dtype] = ()) -> bool:
+        """True when ``b`` agrees with ``a`` (``a`` is the reference); ``inputs``: the dtypes
+        the computation ran in (:meth:`tolerance_for`)."""
+        flags = self._leaf_reports([a, b], 0, inputs)
         return bool(flags and flags[1])
 
-    def group(self, values: Sequence[Any]) -> list[bool]:
+    def group(self, values: Sequence[Any], inputs: Sequence[np.dtype] = ()) -> list[bool]:
         """Per member: agrees with the element-wise median of all (False for all if the
         structures differ)."""
         if len(values) < 2:
             return [True] * len(values)
-        flags = self._leaf_reports(values, None)
+        flags = self._leaf_reports(values, None, inputs)
         return flags if flags is not None else [False] * len(values)
 
-    def assess(self, values: Sequence[Any]) -> tuple[list[bool], float]:
+    def assess(self, values: Sequence[Any], inputs: Sequence[np.dtype] = ()) -> tuple[list[bool], float]:
         """``(group(values), dispersion(values))`` from one comparison per leaf (the fuzz loop's
         per-iteration verdict; calling both costs every comparison twice)."""
         n = len(values)
@@ -81,7 +105,7 @@ class Agreement:
         for column in zip(*[leaves(v) for v in values]):
             if isinstance(column[0], np.ndarray):
                 try:
-                    rep = compare_group(list(column), tol=self.tol)
+                    rep = compare_group(list(column), tol=self.tolerance_for(column, inputs))
                 except Exception:  # bad arguments for the comparator (e.g. an exotic dtype)
                     return [False] * n, float("inf")
                 total += rep.dispersion
