@@ -40,6 +40,7 @@ LAYERS: list[list[str]] = [
     ["xamt.exec"],          # the one way a member is called, and the group executor
     ["xamt.groups"],        # execution-validated groups (the registry) and their executor
     ["xamt.repro"],         # reproducer scripts and their replay (uses a group's normalisation)
+    ["xamt.literal"],       # literal reproducers (the input written out; built on repro's call text)
     ["xamt.replay"],        # replays forked from an import-only interpreter (judged by repro)
     ["xamt.fuzz"],          # the fuzzing loop's parts: search, devices
     ["xamt.findings"],      # the findings model, its store and evidence encoding (see below)

@@ -38,7 +38,7 @@ from xamt.libraries.base import resolve_ref
 from xamt.exec.member import Hooks, PreparedMember, hook_refs
 from xamt.standalone import OWN_PACKAGES, standalone_source
 
-__all__ = ["ReproSpec", "render", "write", "spec_inputs", "verify", "judge_replay", "replay_env",
+__all__ = ["ReproSpec", "render", "write", "spec_inputs", "verify", "judge_replay", "replay_env", "call_text",
            "VerifyResult", "encode_inputs",
            "decode_inputs", "REPRODUCED", "NOT_REPRODUCED", "CANNOT_RUN"]
 
@@ -214,28 +214,41 @@ def _call_code(member: Any, adapter: Any, values: Mapping[int, Any], var: str, g
     refs = hook_refs(member, adapter)
     glue_fns |= {ref for key, ref in refs.items() if key != "device" and ref}
     prep = PreparedMember(member, _code_hooks(refs, values, var, glue))
-    converted = {s: _source(v, values[s], f"{var}[{s}]") for s, v in prep.convert(values).items()}
-    target, args, kwargs = prep.bind(converted)
-    if target == f"{_INVOKE}:call_method":
-        method, receiver, *rest = args
-        code = f"{receiver!r}.{method}({_args_code(rest, kwargs)})"
-    elif target == f"{_INVOKE}:call_module":
-        cls_ref, init_kwargs, *rest = args
-        code = f"{_ref_expr(cls_ref, imports)}({_args_code((), init_kwargs)})({_args_code(rest, kwargs)})"
-    elif target == f"{_INVOKE}:call_constructed":
-        ref, init_kwargs, *rest = args
-        cls_ref, _, method = ref.rpartition(".")
-        code = (f"{_ref_expr(cls_ref, imports)}({_args_code((), init_kwargs)})"
-                f".{method}({_args_code(rest, kwargs)})")
-    elif _is_own(target):  # a helper of Xamt's (a compiled, out= or fill call): copied as glue
-        glue_fns.add(target)
-        code = f"{_glue_fn(glue, target)}({_args_code(args, kwargs)})"
-    else:
-        code = f"{_ref_expr(target, imports)}({_args_code(args, kwargs)})"
+    sources = {s: f"{var}[{s}]" for s in values}
+
+    def own(target: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
+        glue_fns.add(target)  # a helper of Xamt's (a compiled, out= or fill call): copied as glue
+        return f"{_glue_fn(glue, target)}({_args_code(args, kwargs)})"
+
+    code = call_text(prep, values, sources, imports, own)
     if prep.hooks.scope is not None:
         # the call runs in the library's device scope, as in the sandbox worker
         code = f"_on_device({_glue_fn(glue, refs['scope'])}, {prep.hooks.device!r}, lambda: {code})"
     return code
+
+
+def call_text(prep: PreparedMember, values: Mapping[int, Any], sources: Mapping[int, str],
+              imports: set[str], own: Any) -> str:
+    """The code of ``prep``'s call on slot ``values``: converted by its (code-writing) hooks,
+    bound by its plan, and printed as the library call it is. ``sources``: the expression of
+    each slot's value where the conversion leaves it as it was; ``own(target, args, kwargs)``:
+    the code for a call through one of Xamt's helpers (compiled, ``out=``, fill)."""
+    converted = {s: _source(v, values[s], sources[s]) for s, v in prep.convert(values).items()}
+    target, args, kwargs = prep.bind(converted)
+    if target == f"{_INVOKE}:call_method":
+        method, receiver, *rest = args
+        return f"{receiver!r}.{method}({_args_code(rest, kwargs)})"
+    if target == f"{_INVOKE}:call_module":
+        cls_ref, init_kwargs, *rest = args
+        return f"{_ref_expr(cls_ref, imports)}({_args_code((), init_kwargs)})({_args_code(rest, kwargs)})"
+    if target == f"{_INVOKE}:call_constructed":
+        ref, init_kwargs, *rest = args
+        cls_ref, _, method = ref.rpartition(".")
+        return (f"{_ref_expr(cls_ref, imports)}({_args_code((), init_kwargs)})"
+                f".{method}({_args_code(rest, kwargs)})")
+    if _is_own(target):
+        return own(target, args, kwargs)
+    return f"{_ref_expr(target, imports)}({_args_code(args, kwargs)})"
 
 
 def _is_own(ref: str) -> bool:

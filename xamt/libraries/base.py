@@ -205,6 +205,15 @@ class LibraryAdapter:
     device_scope_ref: str | None = None
     #: ``version_tag_hook() -> str``: appended to the version (e.g. the keras backend)
     version_tag_ref: str | None = None
+    #: literal reproducers (:mod:`xamt.literal`): the library's array from a numpy expression
+    #: (``"torch.from_numpy({})"``), a dtype from its name (``"torch.{}"``), a function compiled
+    #: as the fuzzer's ``compile_ref`` compiles it (``"jax.jit({})"``), a PRNG key from an int
+    #: seed, and the imports these need. No ``literal_array``: findings keep the msgpack form
+    literal_array: str | None = None
+    literal_dtype: str | None = None
+    literal_compile: str | None = None
+    literal_prng_key: str | None = None
+    literal_imports: tuple[str, ...] = ()
 
     # -- environment ------------------------------------------------------------------------
     def is_installed(self) -> bool:

@@ -160,6 +160,9 @@ def adapter() -> LibraryAdapter:
         method_owners=(MethodOwner("jax", "Array", _METHOD_PLUMBING),),
         pivot_rank=5,
         compile_ref="xamt.libraries.jax:call_compiled",
+        literal_array="jax.numpy.asarray({})", literal_dtype="jax.numpy.dtype('{}')",
+        literal_compile="jax.jit({})", literal_prng_key="jax.random.PRNGKey({})",
+        literal_imports=("import jax", "import jax.numpy"),
         compile_label="jax.jit",
         # on a GPU, XLA would preallocate 75% of device memory in the first worker; every
         # sandbox worker is a process of its own (a user's own setting wins)

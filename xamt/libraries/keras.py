@@ -56,6 +56,7 @@ def adapter() -> LibraryAdapter:
         from_numpy_ref="xamt.libraries.keras:from_numpy",
         to_numpy_ref="xamt.libraries.keras:to_numpy",
         dtype_ref="xamt.libraries.keras:dtype",
+        literal_array="keras.ops.convert_to_tensor({})", literal_dtype="'{}'", literal_imports=("import keras",),
         dtypes=_DTYPES,
         class_namespaces=(
             ClassNamespace("keras.layers", "keras:Layer", "call"),

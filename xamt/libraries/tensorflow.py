@@ -196,6 +196,8 @@ def adapter() -> LibraryAdapter:
         environment={"TF_CPP_MIN_LOG_LEVEL": "2", "TF_FORCE_GPU_ALLOW_GROWTH": "true"},
         pivot_rank=40,
         compile_ref="xamt.libraries.tensorflow:call_compiled",
+        literal_array="tensorflow.constant({})", literal_dtype="tensorflow.{}",
+        literal_compile="tensorflow.function({}, jit_compile=True)", literal_imports=("import tensorflow",),
         compile_label="tf.function(jit_compile=True)",
         devices_ref="xamt.libraries.tensorflow:devices",
         placement_ref="xamt.libraries.tensorflow:place",

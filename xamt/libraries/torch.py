@@ -264,6 +264,7 @@ def adapter() -> LibraryAdapter:
         # shape (call_filling makes the tensor), it meets jax/keras initializers
         fill_namespaces=(FillNamespace("torch.nn.init", "tensor"),),
         fill_call_ref="xamt.libraries.torch:call_filling",
+        literal_array="torch.from_numpy({})", literal_dtype="torch.{}", literal_imports=("import torch",),
         # the un-suffixed torch.nn.init names are deprecated wrappers (*args, **kwargs) of the
         # filling functions ("This method is now deprecated in favor of torch.nn.init.normal_")
         exclude=frozenset(f"torch.nn.init.{n}" for n in (

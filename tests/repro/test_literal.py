@@ -1,0 +1,81 @@
+"""Literal reproducers (xamt/literal.py): the input written out, public calls, a few lines."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.groups.helpers import member
+from xamt import literal
+from xamt.libraries.registry import Registry
+
+X = [(0, "x", 0, None, True)]
+
+
+def _adapter(name):
+    reg = Registry()
+    if name not in reg:
+        pytest.skip(f"{name} is not installed here")
+    return reg.get(name)
+
+
+def _run(tmp_path, text):
+    path = tmp_path / "repro.py"
+    path.write_text(text)
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+
+
+def test_array_literals_give_the_same_bits_back():
+    for a in (np.array([[1.5, np.nan], [-np.inf, -0.0]], np.float32), np.array(1.4e-45, np.float32),
+              np.array([np.iinfo(np.int32).min, 7], np.int32), np.zeros((0, 3), np.float64),
+              np.array([complex(np.nan, 1.0), 2j], np.complex64), np.array([True, False])):
+        back = eval(literal.array_literal(a), {"np": np})
+        assert back.dtype == a.dtype and back.shape == a.shape
+        assert back.tobytes() == a.tobytes()
+
+
+def test_a_value_finding_is_a_short_script_that_reproduces(tmp_path):
+    np_ad = _adapter("numpy")
+    x = np.array([[0.25, -1.0], [np.inf, 4.0]], np.float32)
+    # numpy.sqrt against numpy.cbrt: they differ wherever x is not 0, 1 or inf
+    out = literal.LiteralCall("numpy.sqrt", member("numpy", "numpy.sqrt", "numpy:sqrt", X), np_ad, {0: x})
+    ref = literal.LiteralCall("numpy.cbrt", member("numpy", "numpy.cbrt", "numpy:cbrt", X), np_ad, {0: x})
+    text = literal.render("Xamt finding: value", out, ref, expect="value", rtol=1e-5, atol=1e-8)
+    assert text is not None and text.count("\n") <= literal.MAX_LINES
+    assert "np.array([[0.25, -1.0], [np.inf, 4.0]], dtype=np.float32)" in text
+    assert "numpy.sqrt(x0)" in text and "xamt" not in text.split('"""')[-1]
+    done = _run(tmp_path, text)
+    assert done.returncode == 1 and "REPRODUCED" in done.stdout, done.stdout + done.stderr
+    # the same call against itself does not reproduce
+    same = literal.render("t", out, out, expect="value")
+    done = _run(tmp_path, same)
+    assert done.returncode == 0 and "NOT REPRODUCED" in done.stdout
+
+
+def test_torch_and_a_status_finding(tmp_path):
+    np_ad, torch_ad = _adapter("numpy"), _adapter("torch")
+    x = np.array([1.0, 2.0], np.float64)
+    out = literal.LiteralCall("torch.linalg.inv", member("torch", "torch.linalg.inv", "torch.linalg:inv", X),
+                              torch_ad, {0: x})
+    ref = literal.LiteralCall("numpy.abs", member("numpy", "numpy.abs", "numpy:abs", X), np_ad, {0: x})
+    text = literal.render("status", out, ref, expect="status")
+    assert "torch.linalg.inv(torch.from_numpy(x0))" in text
+    done = _run(tmp_path, text)
+    assert done.returncode == 1 and "REPRODUCED" in done.stdout, done.stdout + done.stderr
+
+
+def test_what_has_no_literal_form_keeps_the_msgpack_one():
+    np_ad = _adapter("numpy")
+    m = member("numpy", "numpy.abs", "numpy:abs", X)
+    big = literal.LiteralCall("a", m, np_ad, {0: np.ones(literal.MAX_ELEMENTS + 1, np.float32)})
+    assert literal.render("t", big, big, expect="value") is None
+    import ml_dtypes
+
+    bf = literal.LiteralCall("a", m, np_ad, {0: np.ones(3, ml_dtypes.bfloat16)})
+    assert literal.render("t", bf, bf, expect="value") is None
+    small = literal.LiteralCall("a", m, np_ad, {0: np.ones(3, np.float32)})
+    assert literal.render("t", small, small, expect="value", normalisation="sort") is None
+    assert literal.render("t", small, None, expect="value") is None
