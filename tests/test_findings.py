@@ -101,3 +101,27 @@ def test_a_later_hit_counts_and_the_evidence_round_trips(tmp_path):
     assert np.array_equal(back_in["x"], np.arange(3.0)) and back_out[0]["status"] == "ok"
     with pytest.raises(EvidenceDecodeError):
         decode_evidence_blob(b"\xc1")
+
+
+def test_one_finding_per_root_cause_with_its_groups_and_dtypes_as_occurrences(tmp_path):
+    """The same outlier, class and trigger seen in another group and dtype is one finding: the
+    group and the dtype become occurrences (the audit found a cause filed per dtype and group)."""
+    with Store(tmp_path / "x.db") as st:
+        fs = FindingsStore(st)
+        cid = fs.start_campaign(Campaign(libraries={"numpy": "2.4.6"}, budget_s=60, seed=1, workers=2))
+        fid, new = fs.file(make_finding(cid, signature="subnormal"), b"i", b"o")
+        again, new2 = fs.file(make_finding(cid, signature="subnormal", group_key="eager_compiled:x",
+                                           dtype="float64"), b"i", b"o")
+        same, new3 = fs.file(make_finding(cid, signature="subnormal", group_key="eager_compiled:x",
+                                          dtype="float64"), b"i", b"o")
+        assert new and not new2 and not new3 and fid == again == same
+        occ = fs.occurrences(fid)
+        assert [(o["group_key"], o["dtype"], o["hits"]) for o in occ] == [
+            ("sum/reduction", "float32", 1), ("eager_compiled:x", "float64", 2)]
+        assert fs.finding(fid).hits == 3
+        # another trigger, another class or another API is another root cause
+        assert fs.file(make_finding(cid, signature="+inf"), b"i", b"o")[1]
+        assert fs.file(make_finding(cid, signature="subnormal", finding_class=FindingClass.VALUE),
+                       b"i", b"o")[1]
+        policy = make_finding(cid, signature="flush-to-zero", finding_class=FindingClass.POLICY)
+        assert not policy.is_bug and make_finding(cid).is_bug

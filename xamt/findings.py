@@ -8,8 +8,10 @@ This module is the contract between the fuzzer (which writes) and the reports (w
   so far), for the "over time" plots and for resuming;
 * ``group_stats`` — per campaign and group: iterations, executions, the best dispersion seen and
   a histogram of log10(dispersion), for the dispersion-distribution plot;
-* ``findings`` — one row per distinct finding, deduplicated on
-  ``(group_key, finding_class, outlier_api, signature)``; a repeat increments ``hits``;
+* ``findings`` — one row per root cause, deduplicated on ``(finding_class, outlier_api,
+  signature)`` (the signature is the trigger or the refusal rule, :mod:`xamt.triage.dedup`); a
+  repeat increments ``hits``; ``group_key`` and ``dtype`` are those of the first occurrence;
+* ``finding_occurrences`` — per finding, every group and dtype it was seen in, with its hits;
 * ``finding_evidence`` — the minimised input and every member's outcome (msgpack blobs written
   with the sandbox codec, :func:`encode_evidence`; read back with :func:`decode_evidence_blob`),
   kept apart so listing findings stays cheap.
@@ -35,6 +37,8 @@ __all__ = [
     "Finding",
     "Campaign",
     "FINDINGS_SCHEMA",
+    "OCCURRENCES_SCHEMA",
+    "NOT_BUGS",
     "FindingsStore",
     "DISPERSION_BINS",
     "histogram_of",
@@ -56,6 +60,12 @@ class FindingClass(str, enum.Enum):
     DEFAULT = "default"              # differing defaults
     PRECISION = "precision"          # agrees under a looser tolerance
     VALUE = "value"                  # anything else that differs
+    VALIDATION = "validation"        # accepts an input that the others reject (or return NaN for)
+    POLICY = "policy"                # a documented numerical policy: filed, never a bug
+
+
+#: classes that are not bugs: shown and exported apart, never counted as bugs
+NOT_BUGS = frozenset({FindingClass.POLICY})
 
 
 #: upper edges of the log10(dispersion) histogram bins kept per group (the last bin is open).
@@ -89,9 +99,15 @@ class Finding:
     last_seen: float = field(default_factory=time.time)
     id: int | None = None
 
-    def dedup_key(self) -> tuple[str, str, str, str]:
-        """The identity of a finding: group, class, outlier and input signature."""
-        return (self.group_key, self.finding_class.value, self.outlier_api or "", self.signature)
+    def dedup_key(self) -> tuple[str, str, str]:
+        """The identity of a finding, its root cause: class, outlier and signature (the trigger
+        or refusal rule). The group and the dtype are occurrences, not identity."""
+        return (self.finding_class.value, self.outlier_api or "", self.signature)
+
+    @property
+    def is_bug(self) -> bool:
+        """Whether the finding counts as a bug (a documented policy does not)."""
+        return self.finding_class not in NOT_BUGS
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (the class as its string value)."""
@@ -152,6 +168,21 @@ FINDINGS_SCHEMA = Schema(
 )
 
 
+#: the groups and dtypes each finding was seen in (added beside the findings tables, so a store
+#: written before it gains the table instead of being refused)
+OCCURRENCES_SCHEMA = Schema(
+    component="finding_occurrences",
+    version=1,
+    tables=("finding_occurrences",),
+    statements=(
+        "CREATE TABLE IF NOT EXISTS finding_occurrences ("
+        " finding_id INTEGER NOT NULL REFERENCES findings(id), group_key TEXT NOT NULL,"
+        " dtype TEXT NOT NULL, members TEXT NOT NULL, hits INTEGER NOT NULL,"
+        " first_seen REAL NOT NULL, PRIMARY KEY (finding_id, group_key, dtype))",
+    ),
+)
+
+
 def encode_evidence(inputs: Mapping[str, Any],
                     outputs: Iterable[Mapping[str, Any]]) -> tuple[bytes, bytes]:
     """The ``(inputs, outputs)`` evidence blobs of a finding, for :meth:`FindingsStore.file`.
@@ -176,6 +207,7 @@ class FindingsStore:
     def __init__(self, store: Store):
         self.store = store
         store.ensure(FINDINGS_SCHEMA, on_mismatch="error")
+        store.ensure(OCCURRENCES_SCHEMA, on_mismatch="error")
 
     # -- campaigns ----------------------------------------------------------------------------
     def start_campaign(self, c: Campaign) -> int:
@@ -273,16 +305,19 @@ class FindingsStore:
 
     # -- findings -----------------------------------------------------------------------------
     def file(self, f: Finding, inputs: bytes, outputs: bytes) -> tuple[int, bool]:
-        """Record ``f``; returns ``(id, new)``. A duplicate only bumps ``hits`` and ``last_seen``."""
+        """Record ``f``; returns ``(id, new)``. A finding of the same root cause
+        (:meth:`Finding.dedup_key`) only bumps ``hits`` and ``last_seen``, and records ``f``'s
+        group and dtype as an occurrence."""
         with self.store.transaction():
             row = self.store.query(
-                "SELECT id FROM findings WHERE group_key=? AND finding_class=? AND outlier_api=?"
-                " AND signature=?", f.dedup_key())
+                "SELECT id FROM findings WHERE finding_class=? AND outlier_api=? AND signature=?"
+                " ORDER BY id LIMIT 1", f.dedup_key())
             if row:
                 fid = int(row[0]["id"])
                 self.store.execute(
                     "UPDATE findings SET hits = hits + ?, last_seen=? WHERE id=?",
                     (f.hits, f.last_seen, fid))
+                self._occurrence(fid, f)
                 f.id = fid
                 return fid, False
             cur = self.store.execute(
@@ -299,8 +334,25 @@ class FindingsStore:
             self.store.execute(
                 "INSERT INTO finding_evidence(finding_id, inputs, outputs) VALUES (?, ?, ?)",
                 (fid, inputs, outputs))
+            self._occurrence(fid, f)
         f.id = fid
         return fid, True
+
+    def _occurrence(self, fid: int, f: Finding) -> None:
+        self.store.execute(
+            "INSERT INTO finding_occurrences(finding_id, group_key, dtype, members, hits, first_seen)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(finding_id, group_key, dtype)"
+            " DO UPDATE SET hits = hits + excluded.hits",
+            (fid, f.group_key, f.dtype or "-",
+             json.dumps([m.get("api") for m in f.members]), f.hits, f.first_seen))
+
+    def occurrences(self, finding_id: int) -> list[dict[str, Any]]:
+        """Where a finding was seen: ``{"group_key", "dtype", "members", "hits"}`` per group
+        and dtype, first seen first."""
+        rows = self.store.query(
+            "SELECT group_key, dtype, members, hits FROM finding_occurrences WHERE finding_id=?"
+            " ORDER BY first_seen, group_key, dtype", (finding_id,))
+        return [{**dict(r), "members": json.loads(r["members"])} for r in rows]
 
     def add_hit(self, finding_id: int, when: float) -> None:
         """Count one more hit of a filed finding, seen at ``when`` (``time.time()``)."""

@@ -75,6 +75,7 @@ def test_rebuild_replaces_the_old_report(tmp_path):
     stale.write_text("old")
     with Store(default_db_path(out)) as st:
         st.execute("DELETE FROM finding_evidence WHERE finding_id=4")
+        st.execute("DELETE FROM finding_occurrences WHERE finding_id=4")
         st.execute("DELETE FROM findings WHERE id=4")
     build_report(out)
     assert not stale.exists() and not (index.parent / "findings" / "4.html").exists()

@@ -122,7 +122,7 @@ def test_widen_integers_only_touches_narrow_integer_arrays():
     assert widen_integers({0: np.array([1], np.int64)}) is None
 
 
-def test_nan_where_the_other_returns_a_number_is_a_nan_policy_whatever_the_inputs():
+def test_a_number_where_the_reference_returns_nan_is_validation_and_the_reverse_nan():
     import numpy as np
 
     from xamt.findings import FindingClass
@@ -131,7 +131,14 @@ def test_nan_where_the_other_returns_a_number_is_a_nan_policy_whatever_the_input
     ref = np.array([np.nan, 0.5], np.float32)     # scipy: nan for an invalid parameter
     out = np.array([0.0, 0.5], np.float32)        # jax: 0
     c = classify_value([out], 0, ref, {"n": np.array([-1.0, 3.0], np.float32)})
+    assert c.finding_class == FindingClass.VALIDATION
+    # the outlier's NaN where the reference computes a number: a NaN finding on the outlier
+    c = classify_value([ref], 0, out, {"n": np.array([-1.0, 3.0], np.float32)})
     assert c.finding_class == FindingClass.NAN
+    # NaN where the reference has a number as well as the reverse: not a clean rejection
+    mixed = np.array([0.0, np.nan], np.float32)
+    assert classify_value([mixed], 0, ref, {"n": np.array([-1.0, 3.0], np.float32)}).finding_class \
+        == FindingClass.NAN
     # a NaN difference next to a plain value difference stays a value finding
     out2 = np.array([0.0, 0.7], np.float32)
     assert classify_value([out2], 0, ref, {"n": np.array([-1.0, 3.0], np.float32)}).finding_class \

@@ -104,6 +104,8 @@ def test_a_returning_suspect_is_contrasted_with_a_member_that_refuses(tmp_path, 
                      results=[bad, ok, bad], kind="status", member=1, signature="returns|x")
     t._raised(cand, 1, internal=False)
     assert seen["outlier"] == 1 and seen["ref"] == 0 and seen["summary"]["returns_where_others_raise"]
+    # accepting what the others refuse is a validation finding, blamed on the one that returns
+    assert seen["cls"].value == "validation"
     assert seen["summary"]["error_type"] == "ValueError"
 
 
@@ -113,7 +115,8 @@ def test_eager_and_compiled_twins_are_told_apart_in_findings():
     members = [NS(qualname="tensorflow.cumsum", call="function"),
                NS(qualname="tensorflow.cumsum", call="compiled"), NS(qualname="numpy.cumsum", call="function")]
     assert _api_label(members, 1) == "tensorflow.cumsum [compiled]"
-    assert _api_label(members, 0) == "tensorflow.cumsum [function]"
+    # the plain call has one name in every group, so its findings fold into one root cause
+    assert _api_label(members, 0) == "tensorflow.cumsum"
     assert _api_label(members, 2) == "numpy.cumsum"
 
 
@@ -217,3 +220,19 @@ def test_minimisation_stops_at_the_deadline(tmp_path):
     assert bounded({}) and calls == [1]
     t.deadline = time.monotonic() - 1.0
     assert not bounded({}) and calls == [1]  # nothing run once the deadline has passed
+
+
+def test_integer_tensors_of_a_float_computation_get_a_float64_reference():
+    """scipy.stats.pareto.pdf on uint64 wraps where a float64 evaluation does not: integer
+    tensors go to float64 when the members compute in floats; index slots keep integers."""
+    import numpy as np
+
+    from xamt.triage.reference import float_computed_slots, upcast
+
+    group = NS(slots=[NS(index=0, role="tensor"), NS(index=1, role="index")])
+    values = {0: np.array([3, 7], np.uint64), 1: np.array([0, 1], np.int64)}
+    assert float_computed_slots(group, values, {0: np.array([0.5, 0.1])}) == {0}
+    assert float_computed_slots(group, values, {0: np.array([1, 2], np.uint64)}) == set()
+    up = upcast(values, {0})
+    assert up[0].dtype == np.float64 and up[1].dtype == np.int64
+    assert upcast(values) is None

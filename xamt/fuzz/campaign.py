@@ -38,15 +38,15 @@ from xamt.fuzz.devices import DevicePlan, discover, resolve, with_device_twins
 from xamt.fuzz.engine import Engine, LocalExecutor
 from xamt.fuzz.schedule import SLOW, Proposal, Schedule, ScheduleSettings, load_settings
 from xamt.fuzz.search import Search
-from xamt.groups.agree import Agreement
+from xamt.groups.agree import Agreement, input_dtypes
 from xamt.exec.group import ExecItem
 from xamt.log import get_logger
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind, error_key, judge_statuses
 from xamt.progress import Progress
 from xamt.store import Schema, Store, default_db_path
-from xamt.triage.dedup import Candidate, input_signature
+from xamt.triage.dedup import Candidate, input_signature, load_triage_per_cause
 from xamt.triage.pipeline import Triage
-from xamt.triage.reference import call_rank, declared_originals
+from xamt.triage.reference import call_rank
 from xamt.triage.runner import TriageRunner
 
 __all__ = ["FuzzConfig", "FuzzResult", "run_campaign", "FUZZ_STATE_SCHEMA", "parse_budget",
@@ -179,8 +179,9 @@ def status_suspects(run: Any, signals: Sequence[Any], call_order: Sequence[str],
 
     In a cross-library group where a single library returns and two or more refuse, that
     library is the odd one out (scipy's ``hfft(n=0)`` returns where numpy, jax and torch
-    refuse): it is the one suspect, unless another library's documentation says it implements
-    that library's API (then the reimplementations that refuse are the suspects)."""
+    refuse): it is the one suspect, a *validation* finding ("accepts an input that others
+    reject"). The libraries that refuse are never blamed for it, not even when they declare
+    they reimplement the one that returns (``numpy.tri(N=-1)``)."""
     group = run.group
 
     def plainness(pos: int) -> tuple[int, int]:
@@ -193,12 +194,10 @@ def status_suspects(run: Any, signals: Sequence[Any], call_order: Sequence[str],
         lib = lambda pos: group.members[run.members[pos]].library  # noqa: E731
         refusing_libs = {lib(i) for i in refusing}
         if len({lib(i) for i in returning}) == 1 and len(refusing_libs) >= 2:
-            originals = declared_originals(group.members)
-            if not any(run.members[i] in originals for i in returning):
-                first = run.results[refusing[0]]
-                rule = error_key(first.error_type, first.error_message)
-                why = f"returns where {len(refusing_libs)} other libraries raise ({rule})"
-                return [(min(returning, key=plainness), why, f"returns where others raise | {rule}")]
+            first = run.results[refusing[0]]
+            rule = error_key(first.error_type, first.error_message)
+            why = f"returns where {len(refusing_libs)} other libraries raise ({rule})"
+            return [(min(returning, key=plainness), why, f"returns where others raise | {rule}")]
     buckets: dict[tuple[str, str], list[tuple[int, str]]] = {}
     for s in signals:
         if s.kind != SignalKind.STATUS:
@@ -275,6 +274,9 @@ class _Fuzzer:
         self.dispersions: dict[str, list[float]] = {k: [] for k in self.groups}
         self.executions: dict[str, int] = {k: 0 for k in self.groups}
         self.seen: dict[str, dict[str, Any]] = {}
+        #: candidates sent to triage per root cause as seen before triage (Candidate.cause)
+        self.cause_tries: collections.Counter = collections.Counter()
+        self.triage_per_cause = load_triage_per_cause()
         self.runner: TriageRunner | None = None
         self.not_triaged: list[Candidate] = []
         self.dropped: dict[str, int] = {}
@@ -422,7 +424,8 @@ class _Fuzzer:
         if group.equivalence == "value" and len(ok) >= 2:
             agree = self._agreement[key]
             outs = [results[i].value for i in ok]
-            flags, dispersion = agree.assess(outs)
+            # compared at the tolerance of the dtype the computation ran in (its inputs' too)
+            flags, dispersion = agree.assess(outs, input_dtypes(run.values or {}))
             if not all(flags):
                 bad = [ok[j] for j, f in enumerate(flags) if not f]
                 news.append(self._candidate(run, "value", bad[0], "outputs differ beyond the tolerance",
@@ -469,6 +472,14 @@ class _Fuzzer:
             if seen["finding"] is not None:
                 self.fs.add_hit(seen["finding"], time.time())
             return False
+        cause = cand.cause
+        if self.cause_tries[cause] >= self.triage_per_cause:
+            # the same API, signal and trigger went to triage enough times already: one root
+            # cause, one finding; triage's time goes to causes not seen yet
+            self.seen[pk] = {"finding": None, "outcome": "skipped: root cause already triaged", "hits": 1}
+            self.dropped["root cause already triaged"] = self.dropped.get("root cause already triaged", 0) + 1
+            return False
+        self.cause_tries[cause] += 1
         self.seen[pk] = {"finding": None, "outcome": "pending", "hits": 1}
         self.candidates += 1
         if self.runner is not None:

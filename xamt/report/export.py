@@ -24,7 +24,7 @@ from xamt.report.evidence import (
     to_jsonable,
     tolerance_for,
 )
-from xamt.report.model import get_finding, open_findings
+from xamt.report.model import PolicyNotABugError, get_finding, open_findings
 from xamt.report.shared import ReproducerText, environment, read_reproducer
 
 __all__ = [
@@ -52,6 +52,8 @@ _CLASS_PHRASES: dict[FindingClass, str] = {
     FindingClass.DEFAULT: "uses a different default",
     FindingClass.PRECISION: "is less precise",
     FindingClass.VALUE: "returns different values",
+    FindingClass.VALIDATION: "accepts an input that equivalent APIs reject",
+    FindingClass.POLICY: "follows a documented policy",
 }
 
 #: arrays in Markdown text are summarised beyond this many elements (numpy's threshold)
@@ -89,6 +91,9 @@ def finding_record(finding: Finding, evidence: Evidence, campaign: Campaign | No
         "summary": to_jsonable(finding.summary),
         "reproducer": finding.reproducer,
         "verified": finding.verified,
+        # a documented policy is shown, never counted or exported as a bug
+        "is_bug": finding.is_bug,
+        "policy": finding.summary.get("policy"),
         "hits": finding.hits,
         "first_seen": finding.first_seen,
         "last_seen": finding.last_seen,
@@ -104,8 +109,8 @@ def findings_json(out_dir: str | Path, campaign_id: int | None = None) -> list[d
     """
     with open_findings(out_dir) as (_, fs):
         campaigns = {c.id: c for c in fs.campaigns()}
-        return [finding_record(f, load_evidence(fs, f), campaigns.get(f.campaign_id),
-                               outputs=False)
+        return [{**finding_record(f, load_evidence(fs, f), campaigns.get(f.campaign_id),
+                                  outputs=False), "occurrences": fs.occurrences(f.id)}
                 for f in fs.findings(campaign_id)]
 
 
@@ -114,6 +119,7 @@ def export_json(out_dir: str | Path, finding_id: int) -> dict[str, Any]:
     with open_findings(out_dir) as (_, fs):
         f = get_finding(fs, finding_id)
         record = finding_record(f, load_evidence(fs, f), fs.campaign(f.campaign_id))
+        record["occurrences"] = fs.occurrences(f.id)
     record["reproducer_text"] = read_reproducer(out_dir, f).text
     return record
 
@@ -157,6 +163,25 @@ def _outcome_text(o: MemberOutput) -> str:
 _ISSUE_DIFFERENCES = 10
 
 
+#: the comparator's measures an issue shows (the rest stays in the JSON)
+_SUMMARY_KEYS = ("why", "reference", "policy", "max_abs_diff", "max_rel_diff", "mismatches", "rtol", "atol",
+                 "error_type", "error_message", "status", "signal", "relation_score", "device", "cpu_api")
+
+
+def summary_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """The measures an issue's table shows, each value on one line of at most 200 characters."""
+    rows = []
+    for key in _SUMMARY_KEYS:
+        value = summary.get(key)
+        if value is None or value == "":
+            continue
+        if isinstance(value, dict):
+            value = "; ".join(f"{k}: {v}" for k, v in value.items() if k != "reason") or value
+        text = " ".join(str(value).split()).replace("|", "\\|")
+        rows.append((key, text if len(text) <= 200 else text[:197] + "..."))
+    return rows
+
+
 def issue_markdown(finding: Finding, evidence: Evidence, campaign: Campaign | None,
                    reproducer: ReproducerText, *, env: Any = None) -> str:
     """The Markdown bug report of one finding (``env``: a Jinja environment without HTML
@@ -197,15 +222,29 @@ def issue_markdown(finding: Finding, evidence: Evidence, campaign: Campaign | No
         outlier_cols=outlier_cols,
         outputs=outputs,
         summary=finding.summary,
+        summary_rows=summary_rows(finding.summary),
+        # a literal reproducer holds the input written out: no input section after it
+        literal=finding.summary.get("reproducer_form") == "literal" and reproducer.text is not None,
         tolerance=tol,
         evidence=evidence,
     ).strip() + "\n"
 
 
 def export_issue(out_dir: str | Path, finding_id: int) -> str:
-    """The Markdown bug report of finding ``finding_id`` in ``<out_dir>/xamt.db``."""
+    """The Markdown bug report of finding ``finding_id`` in ``<out_dir>/xamt.db``.
+
+    Raises:
+        PolicyNotABugError: the finding follows a documented policy: it is no bug to report
+            (its JSON, ``--format json``, still shows it in full).
+    """
     with open_findings(out_dir) as (_, fs):
         f = get_finding(fs, finding_id)
+        if not f.is_bug:
+            policy = f.summary.get("policy") or {}
+            raise PolicyNotABugError(
+                f"finding {finding_id} follows the documented policy {policy.get('name')!r}, "
+                f"not a bug to report: {policy.get('reason', '')} "
+                f"(`xamt findings export {finding_id} --format json` shows it)")
         evidence = load_evidence(fs, f)
         campaign = fs.campaign(f.campaign_id)
     return issue_markdown(f, evidence, campaign, read_reproducer(out_dir, f))

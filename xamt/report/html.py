@@ -125,6 +125,24 @@ def _options(findings: list[Finding]) -> dict[str, list[tuple[str, int]]]:
     }
 
 
+def cause_of(f: Finding) -> str:
+    """The cause a finding shares with findings of other APIs: its policy's name, else its
+    class and signature (the trigger, or the refusal rule)."""
+    policy = f.summary.get("policy") or {}
+    if policy.get("name"):
+        return f"policy: {policy['name']}"
+    return f"{f.finding_class.value}: {f.signature}"
+
+
+def causes(findings: list[Finding]) -> list[tuple[str, list[Finding]]]:
+    """Findings folded by shared cause across APIs (every flush-to-zero finding in one), the
+    causes held by most findings first."""
+    by: dict[str, list[Finding]] = {}
+    for f in findings:
+        by.setdefault(cause_of(f), []).append(f)
+    return sorted(by.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+
+
 def build_report(out_dir: str | Path, campaign_id: int | None = None,
                  dest: str | Path | None = None) -> Path:
     """Write the report of ``<out_dir>/xamt.db`` to ``dest`` (default ``<out_dir>/report``).
@@ -169,11 +187,14 @@ def _write_pages(env: Environment, data: ReportData, pages: list[FindingPage], w
         "duration": sum(cv.duration_s for cv in data.campaigns),
         "findings": len(data.findings),
         "verified": sum(1 for f in data.findings if f.verified),
+        "bugs": sum(1 for f in data.findings if f.is_bug),
+        "policies": sum(1 for f in data.findings if not f.is_bug),
     }
     index = env.get_template("index.html").render(
         data=data,
         totals=totals,
         options=_options(data.findings),
+        causes=causes(data.findings),
         plot_classes=plots.findings_by_class_library(data.findings),
         plot_dispersion=dispersion_svg,
         dispersion_note=dispersion_note,

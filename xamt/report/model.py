@@ -20,6 +20,7 @@ from xamt.store import Store, default_db_path
 
 __all__ = [
     "ReportError",
+    "PolicyNotABugError",
     "EmptyStoreError",
     "UnknownFindingError",
     "CampaignView",
@@ -42,6 +43,10 @@ class ReportError(XamtError):
 
 class EmptyStoreError(ReportError):
     """There is no store, or it holds no fuzzing campaign yet."""
+
+
+class PolicyNotABugError(ReportError):
+    """A bug report was asked for a finding that follows a documented policy."""
 
 
 class UnknownFindingError(ReportError):

@@ -10,8 +10,10 @@ order, and the first that holds wins:
                    default);
 2. ``nan``       — the inputs hold NaN and the outlier differs in its NaN pattern, or differs
                    only in the order of its elements (NaN ordering in sorts / arg-reductions);
-                   or, whatever the inputs, the two differ only in where NaN appears (a NaN
-                   policy: NaN for an out-of-domain input where the other returns a number);
+                   or the two differ only where the outlier returns NaN and the reference a
+                   number;
+   ``validation`` — the reverse of the last: the two differ only where the reference returns
+                   NaN (an input outside the domain) and the outlier a number;
 3. ``subnormal`` — the inputs hold subnormal numbers and, where a re-run is possible, the
                    reference evaluated on the inputs flushed to zero agrees with the outlier;
                    without a re-run, the differing elements are where the flushed and unflushed
@@ -120,6 +122,18 @@ def _agree_outside_nan(a: np.ndarray, ref: np.ndarray) -> bool:
     x, r = a.astype(wide).reshape(-1), ref.astype(wide).reshape(-1)
     keep = ~(np.isnan(x) | np.isnan(r))
     return not keep.any() or _agree(x[keep], r[keep])
+
+
+def _numbers_where_reference_nan(a: np.ndarray, ref: np.ndarray) -> bool:
+    """Whether ``a`` has numbers exactly where it differs from ``ref`` in NaN pattern, ``ref``
+    NaN there (never the reverse)."""
+    if a.shape != ref.shape or ref.dtype.kind not in "fc" and ref.dtype.name != "bfloat16":
+        return False
+    an = np.isnan(a.astype(np.complex128)) if a.dtype.kind in "fc" or a.dtype.name == "bfloat16" \
+        else np.zeros(a.shape, bool)
+    rn = np.isnan(ref.astype(np.complex128))
+    differ = an != rn
+    return bool(differ.any() and rn[differ].all())
 
 
 def _order_only(a: np.ndarray, ref: np.ndarray) -> bool:
@@ -233,10 +247,15 @@ def classify_value(
         if _order_only(a, ref):
             return Classification(FindingClass.NAN, "NaN in the inputs; same values in another order")
     if _nan_pattern_differs(a, ref) and _agree_outside_nan(a, ref):
-        # a NaN policy: one side returns NaN for an out-of-domain or non-finite input where the
-        # other returns a number (scipy's nan for binom(n=-1), jax's 0), and nothing else differs
-        return Classification(FindingClass.NAN, "NaN where the other returns a number (or the "
-                                                "reverse); every other element agrees")
+        if _numbers_where_reference_nan(a, ref):
+            # the reference says "outside the domain" (NaN for binom(n=-1), pareto(b<0)) and
+            # the outlier computes a number anyway: it accepts what the reference rejects
+            return Classification(FindingClass.VALIDATION,
+                                  "returns a number where the reference returns NaN (an input "
+                                  "outside the domain it rejects); every other element agrees")
+        # the outlier's NaN where the reference computes a number
+        return Classification(FindingClass.NAN, "NaN where the reference returns a number; every "
+                                                "other element agrees")
     flushed = flush_subnormals(inputs)
     if any(not np.array_equal(flushed[k], np.asarray(v), equal_nan=True) for k, v in inputs.items()):
         if rerun_reference is not None:

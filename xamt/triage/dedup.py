@@ -2,9 +2,11 @@
 
 :class:`Candidate` is what the fuzz loop hands to triage; its :attr:`~Candidate.prekey` (group,
 signal kind, suspected API, input signature) lets the loop skip a divergence it has seen
-before triaging it. After triage, :func:`finding_signature` is the signature of the filed
-:class:`~xamt.findings.Finding` (its de-duplication key in the store is group, class, outlier and
-that signature).
+before triaging it. After triage a finding is keyed by its **root cause**: the outlier API, the
+class and the :func:`trigger`, the kind of input value that sets it off (+inf, a subnormal, an
+integer extreme...), or for a status or validation finding the refusal rule
+(:func:`finding_signature`). Dtypes, groups and members are occurrences of that one finding
+(:meth:`xamt.findings.FindingsStore.file`).
 """
 from __future__ import annotations
 
@@ -17,11 +19,16 @@ from xamt.findings import FindingClass
 from xamt.exec.group import MemberResult
 from xamt.oracle import SignalKind
 
-__all__ = ["Candidate", "input_signature", "dominant_dtype", "finding_signature", "COARSE_CLASSES"]
+__all__ = ["Candidate", "input_signature", "dominant_dtype", "finding_signature", "trigger",
+           "TRIGGERS", "RULE_CLASSES", "load_triage_per_cause"]
 
-#: classes decided by one kind of special value: their signature is the dtype alone
-COARSE_CLASSES = (FindingClass.NAN, FindingClass.SUBNORMAL, FindingClass.PROMOTION,
-                  FindingClass.DEFAULT, FindingClass.CRASH, FindingClass.INTERNAL)
+#: classes keyed by the refusal rule their candidate carries, not by the input's values
+RULE_CLASSES = (FindingClass.STATUS, FindingClass.VALIDATION)
+
+#: the kinds of input value a finding is keyed by, most telling first: the first that the
+#: (minimised) input holds is its trigger
+TRIGGERS = ("nan", "+inf", "-inf", "subnormal", "int-extreme", "large", "empty", "-0", "negative",
+            "zero", "ordinary")
 
 
 def _array_flags(a: np.ndarray) -> str:
@@ -75,16 +82,97 @@ def dominant_dtype(values: Mapping[int, Any]) -> str | None:
     return None
 
 
+def _numeric_arrays(values: Mapping[int, Any]) -> list[np.ndarray]:
+    out: list[np.ndarray] = []
+    for v in values.values():
+        items = v if isinstance(v, list) else [v]
+        out += [a for a in items if isinstance(a, np.ndarray)
+                and (a.dtype.kind in "fciu" or a.dtype.name == "bfloat16")]
+    return out
+
+
+def _kinds(a: np.ndarray) -> set[str]:
+    """The :data:`TRIGGERS` that array ``a`` holds."""
+    if a.size == 0:
+        return {"empty"}
+    found: set[str] = set()
+    if a.dtype.kind in "iu":
+        info = np.iinfo(a.dtype)
+        if ((a == info.max) | ((a == info.min) & (info.min < 0))).any():
+            found.add("int-extreme")
+        if (a < 0).any():
+            found.add("negative")
+        if (a == 0).all():
+            found.add("zero")
+        return found or {"ordinary"}
+    parts = (a.real, a.imag) if a.dtype.kind == "c" else (a,)
+    # "large": near the top of the dtype (float16 overflows past 65504) or beyond 1e8
+    big = min(1e8, float(np.sqrt(np.finfo(a.dtype).max))) if a.dtype.kind in "fc" else 1e8
+    with np.errstate(all="ignore"):
+        for p in (np.asarray(p, dtype=np.float64) for p in parts):
+            if np.isnan(p).any():
+                found.add("nan")
+            if (p == np.inf).any():
+                found.add("+inf")
+            if (p == -np.inf).any():
+                found.add("-inf")
+            fin = p[np.isfinite(p)]
+            if (np.abs(fin) >= big).any():
+                found.add("large")
+            if ((fin == 0) & np.signbit(fin)).any():
+                found.add("-0")
+            if (fin < 0).any():
+                found.add("negative")
+    from xamt.triage.classify import subnormal_mask
+
+    if subnormal_mask(a).any():
+        found.add("subnormal")
+    if not found and not np.any(a):
+        found.add("zero")
+    return found or {"ordinary"}
+
+
+def trigger(values: Mapping[int, Any]) -> str:
+    """The kind of input value behind a finding: the first of :data:`TRIGGERS` that any array
+    of ``values`` holds (``"ordinary"`` when none is special). Python numbers count as arrays
+    of their own type. A finding is one per outlier API, class and trigger: the same cause
+    seen in float32 and float64, or in two groups, is one finding."""
+    found: set[str] = set()
+    arrays = _numeric_arrays(values)
+    for v in values.values():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            arrays.append(np.asarray(v))
+    for a in arrays:
+        found |= _kinds(a)
+    return next((t for t in TRIGGERS if t in found), "ordinary")
+
+
 def finding_signature(finding_class: FindingClass, values: Mapping[int, Any],
-                      candidate_signature: str = "") -> str:
-    """The signature of a finding of ``finding_class`` on the (minimised) input ``values``:
-    the dominant dtype for the :data:`COARSE_CLASSES`, the candidate's refusal rule for a
-    status divergence that has one, else :func:`input_signature`."""
-    if finding_class in COARSE_CLASSES:
-        return dominant_dtype(values) or "-"
-    if finding_class == FindingClass.STATUS and candidate_signature:
-        return candidate_signature  # the refusal rule: one rule, one finding, whatever the input
-    return input_signature(values)
+                      candidate_signature: str = "", status: str | None = None) -> str:
+    """The root-cause part of a finding's key, on the (minimised) input ``values``: the
+    candidate's refusal rule for :data:`RULE_CLASSES` (one rule, one finding, whatever the
+    input), else the :func:`trigger`; a crash adds how the call died (``timeout:+inf``)."""
+    if finding_class in RULE_CLASSES and candidate_signature:
+        return candidate_signature
+    t = trigger(values)
+    return f"{status}:{t}" if finding_class == FindingClass.CRASH and status else t
+
+
+def load_triage_per_cause(path: Any = None) -> int:
+    """``[dedup] triage_per_cause`` of ``triage.toml``: how many candidates of one suspected
+    API, signal and trigger go to triage.
+
+    Raises:
+        DataFileError: the file is unreadable or the value is not a positive integer.
+    """
+    from xamt.datafiles import read_toml
+    from xamt.errors import DataFileError
+
+    data, where, _ = read_toml("triage.toml", path)
+    n = data.get("dedup", {}).get("triage_per_cause")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise DataFileError(f"{where}: [dedup] triage_per_cause must be a positive integer, got {n!r}")
+    return n
 
 
 @dataclass
@@ -102,6 +190,14 @@ class Candidate:
     #: de-duplication signature: the input's (:func:`input_signature`), or for a status
     #: divergence the refusal rule (:func:`xamt.oracle.error_key`)
     signature: str = ""
+
+    @property
+    def cause(self) -> tuple[str, str, str]:
+        """The root cause as the fuzz loop can tell it before triage: suspected API, signal and
+        the refusal rule (status) or the :func:`trigger` of the input."""
+        api = self.group.members[self.members[self.member]].qualname
+        kind = str(getattr(self.kind, "value", self.kind))
+        return (api, kind, self.signature if kind == "status" else trigger(self.values))
 
     @property
     def prekey(self) -> tuple[str, str, str, str]:

@@ -27,16 +27,17 @@ import numpy as np
 
 from sandbox.errors import PoolClosedError
 
-from xamt import repro
-from xamt.compare import compare_group
+from xamt import literal, repro
+from xamt.compare import compare_group, computation_tolerance
 from xamt.findings import Finding, FindingClass, encode_evidence
-from xamt.groups.agree import Agreement
+from xamt.groups.agree import Agreement, input_dtypes
 from xamt.exec.group import ExecItem, MemberResult
 from xamt.exec.normalise import leaves
 from xamt.log import get_logger
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
 from xamt.triage.classify import LOOSE_TOLERANCE, classify_value, flush_subnormals, ties_only
-from xamt.triage.dedup import Candidate, dominant_dtype, finding_signature, input_signature
+from xamt.triage.dedup import Candidate, dominant_dtype, finding_signature, input_signature, trigger
+from xamt.triage.policy import Policies, computation_dtype, load_policies
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
     ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, load_call_order, pivot_order, upcast,
@@ -49,11 +50,15 @@ _log = get_logger("triage")
 
 
 def _api_label(members: Sequence[Any], index: int) -> str:
-    """The member's qualified name, with its call style where another member has the same name
-    (an eager/compiled pair: ``tensorflow.cumsum [compiled]``)."""
+    """The outlier's name in a finding's key: the qualified name, with the call style where it
+    runs another path than the plain function call (``tensorflow.cumsum [compiled]``,
+    ``torch.add [out]``). The same API and path in two groups has one label, so their findings
+    are one."""
     m = members[index]
     twins = sum(1 for o in members if o.qualname == m.qualname)
-    return f"{m.qualname} [{m.call}]" if twins > 1 else m.qualname
+    other_path = m.call in ("compiled", "out") or (twins > 1 and m.call != "function")
+    # a device twin's qualified name already names its device (torch.sum@cuda:0)
+    return f"{m.qualname} [{m.call}]" if other_path else m.qualname
 
 
 def structured_slots(inp: Any) -> set[int]:
@@ -100,6 +105,8 @@ class Triage:
     verify: bool = True
     #: reference preference among call styles inside one library (``triage.toml``)
     call_order: tuple[str, ...] = field(default_factory=lambda: load_call_order())
+    #: documented numerical policies (``policies.toml``): matching findings are filed as such
+    policies: Policies = field(default_factory=lambda: load_policies())
     #: ``time.monotonic()`` after which minimisation stops (the campaign's budget): shrinking an
     #: input whose calls run into the sandbox timeout can take minutes
     deadline: float | None = None
@@ -141,9 +148,10 @@ class Triage:
             group, values, ok, outputs, first)
 
     def _outlier(self, group: Any, outputs: Mapping[int, Any], ok: Sequence[int], ref_member: int,
-                 ref_value: Any, *, precise: bool = False) -> tuple[int | None, int]:
+                 ref_value: Any, *, precise: bool = False,
+                 inputs: Sequence[np.dtype] = ()) -> tuple[int | None, int]:
         """See :func:`find_outlier`."""
-        return find_outlier(group, outputs, ok, ref_member, ref_value, precise=precise)
+        return find_outlier(group, outputs, ok, ref_member, ref_value, precise=precise, inputs=inputs)
 
     # -- entry point --------------------------------------------------------------------------
     def process(self, cand: Candidate, campaign_id: int) -> TriageOutcome:
@@ -174,7 +182,7 @@ class Triage:
         outputs = {cand.members[i]: r.value for i, r in enumerate(cand.results) if r.ok}
         ref_member, ref_value, ref_label, ref_values = self._reference(group, cand.values, ok, outputs)
         outlier, leaf = self._outlier(group, outputs, ok, ref_member, ref_value,
-                                      precise=ref_values is not None)
+                                      precise=ref_values is not None, inputs=input_dtypes(cand.values))
         if outlier is None:
             return TriageOutcome(None, dropped="no member diverges from the reference")
         values = cand.values
@@ -184,7 +192,8 @@ class Triage:
 
         def still_fails(vals: dict[int, Any]) -> bool:
             res = self._run(group, vals, [same_ref, outlier])
-            return res[0].ok and res[1].ok and not agree.pair(res[0].value, res[1].value)
+            return res[0].ok and res[1].ok and not agree.pair(res[0].value, res[1].value,
+                                                              input_dtypes(vals))
 
         if still_fails(values):
             values = minimise(values, self._bounded(still_fails), budget=self.minimise_budget,
@@ -245,7 +254,10 @@ class Triage:
                     why = (f"the outlier on float64 inputs agrees with the reference: its "
                            f"{out_leaf.dtype} evaluation loses the result (overflow, underflow or "
                            f"cancellation)")
-        rep = (compare_group([ref_leaf, out_leaf], reference=0, tol=group.tolerance or None)
+        # at the tolerance of the dtype the outlier computed in (its inputs and output), never a
+        # float64 reference's own
+        rep = (compare_group([ref_leaf, out_leaf], reference=0, tol=computation_tolerance(
+                   group.tolerance or None, [*input_dtypes(values), out_leaf.dtype]))
                if isinstance(out_leaf, np.ndarray) and isinstance(ref_leaf, np.ndarray) else None)
         summary = {"why": why, "reference": ref_label, "leaf": leaf}
         if rep is not None:
@@ -317,7 +329,10 @@ class Triage:
                    "error_message": (res.error_message or "")[:2000]}
         if returns:
             summary["returns_where_others_raise"] = True
-        cls_name = FindingClass.INTERNAL if internal else FindingClass.STATUS
+        # the one library that returns where the others refuse accepts an input outside the
+        # domain they enforce: a validation finding, blamed on it and never on those refusing
+        cls_name = (FindingClass.INTERNAL if internal else
+                    FindingClass.VALIDATION if returns else FindingClass.STATUS)
         return self._finish(cand, campaign_id, cls_name, suspect, values, members, results, summary,
                             expect="internal" if internal else "status", ref_member=ref,
                             error_type=res.error_type)
@@ -363,8 +378,20 @@ class Triage:
             twin = cpu_twin(group.members, outlier)
             summary = {**summary, "device": out_m.device,
                        "cpu_api": group.members[twin].qualname if twin is not None else None}
-        # classes decided by one kind of special value need no finer signature than the dtype
-        signature = finding_signature(cls_name, values, cand.signature)
+        # a documented policy (flush-to-zero, half-precision rounding...) is filed as such
+        out_res = results[list(members).index(outlier)] if outlier in members else None
+        out_dtypes = [a.dtype for a in leaves(out_res.value) if isinstance(a, np.ndarray)] \
+            if out_res is not None and out_res.ok else []
+        computation = computation_dtype([*input_dtypes(values), *out_dtypes])
+        policy = self.policies.match(cls_name, library=out_m.library, computation=computation,
+                                     trigger=trigger(values), group=group)
+        if policy is not None:
+            summary = {**summary, "policy": {"name": policy.name, "reason": policy.reason,
+                                             "class": cls_name.value}}
+            cls_name = FindingClass.POLICY
+        # the root cause: the refusal rule, the policy, or the kind of input value behind it
+        signature = (f"{policy.name}" if policy is not None else
+                     finding_signature(cls_name, values, cand.signature, status=crash_status))
         # an inferred relation's similarity score (xamt.matching.inferred): how sure the match was
         score = (getattr(group, "evidence", None) or {}).get("matching", {}).get("score")
         finding = Finding(
@@ -414,24 +441,59 @@ class Triage:
             reference=reference_pos, rtol=tol[0], atol=tol[1], error_type=error_type,
             hang_limit=self._hang_limit(out_m) if crash_status == "timeout" else None)
         folder = self._folder(finding)
-        script = repro.write(folder, repro.render(spec), repro.spec_inputs(spec))
-        finding.reproducer = str(script.relative_to(self.out_dir))
-        if self.verify:
+        # a literal script of a few lines first (the input written out, public calls); the
+        # msgpack form where there is none, or where the literal one does not reproduce
+        forms = []
+        text = self._literal(group, finding, outlier, ref_member, ref_values, values, spec, summary)
+        if text is not None:
+            forms.append(("literal", text, []))
+        forms.append(("msgpack", repro.render(spec), repro.spec_inputs(spec)))
+        for n, (form, text, inputs) in enumerate(forms):
+            if n:  # the literal one did not reproduce: its script goes
+                (folder / "repro.py").unlink(missing_ok=True)
+            script = repro.write(folder, text, inputs)
+            finding.reproducer = str(script.relative_to(self.out_dir))
+            finding.summary["reproducer_form"] = form
+            finding.summary["reproducer_lines"] = text.count("\n")
+            if not self.verify:
+                break
             v = (self.replayer or repro).verify(script, expect=spec.expect, timeout=self.verify_timeout,
                                                 crash_signal=crash_signal)
             finding.summary["replay"] = {"returncode": v.returncode, "timed_out": v.timed_out,
                                          "seconds": round(v.seconds, 2), "tail": v.output_tail[-1500:]}
-            if not v.reproduced and crash_status == "oom":
+            if v.reproduced:
+                finding.verified = True
+                break
+        if self.verify and not finding.verified:
+            if crash_status == "oom":
                 finding.summary["replay"]["note"] = "out-of-memory needs the sandbox's memory limit"
-            if not v.reproduced:
-                return TriageOutcome(None, dropped="reproducer did not reproduce in a fresh process")
-            finding.verified = True
+            return TriageOutcome(None, dropped="reproducer did not reproduce in a fresh process")
         inputs_blob, outputs_blob = encode_evidence(
             {f"slot{s}:{self._slot_name(group, s)}": v for s, v in values.items()},
             [{"status": r.status, "value": r.value if r.ok else None,
               "error_type": r.error_type, "error_message": r.error_message}
              for r in results])
         return TriageOutcome(finding, inputs_blob, outputs_blob)
+
+    def _literal(self, group: Any, finding: Finding, outlier: int, ref_member: int | None,
+                 ref_values: dict[int, Any] | None, values: dict[int, Any], spec: Any,
+                 summary: Mapping[str, Any]) -> str | None:
+        """The literal reproducer's text (:mod:`xamt.literal`), or None where there is none."""
+        out_m = group.members[outlier]
+        out_call = literal.LiteralCall(finding.outlier_api or out_m.qualname, out_m,
+                                       self.adapters[out_m.library], values)
+        ref_call = None
+        if ref_member is not None and ref_member != outlier:
+            ref_m = group.members[ref_member]
+            label = ref_m.qualname + (" on float64 inputs" if ref_values is not None else "")
+            ref_call = literal.LiteralCall(label, ref_m, self.adapters[ref_m.library],
+                                           ref_values if ref_values is not None else values)
+        why = " ".join(str(summary.get("why", "")).split())[:160]
+        # the group line names the relation (and an inferred relation's score)
+        title = "\n".join([spec.title, spec.header.splitlines()[0], *([f"Why: {why}"] if why else [])])
+        return literal.render(title.replace('"' * 3, "'" * 3), out_call, ref_call, expect=spec.expect,
+                              rtol=spec.rtol, atol=spec.atol, error_type=spec.error_type,
+                              hang_limit=spec.hang_limit, normalisation=spec.normalisation)
 
     def _hang_limit(self, member: Any) -> float:
         """Seconds a timeout reproducer lets the hanging call run: well above the sandbox's

@@ -12,16 +12,17 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
-from xamt.compare import compare_group
-from xamt.groups.agree import Agreement
+from xamt.compare import compare_group, computation_tolerance
+from xamt.groups.agree import Agreement, input_dtypes
 from xamt.exec.group import MemberResult
 from xamt.exec.normalise import leaves
 
 __all__ = ["ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upcast", "call_rank",
+           "float_computed_slots",
            "declared_originals", "load_call_order"]
 
 #: float dtypes a float64 reference evaluation improves on
@@ -29,21 +30,42 @@ _LOW_FLOATS = {"float16": "float64", "bfloat16": "float64", "float32": "float64"
                "complex64": "complex128"}
 
 
-def upcast(values: Mapping[int, Any]) -> dict[int, Any] | None:
-    """``values`` with lower-precision float arrays as float64 (complex128); None if none are."""
+def upcast(values: Mapping[int, Any], ints: Collection[int] = ()) -> dict[int, Any] | None:
+    """``values`` with lower-precision float arrays as float64 (complex128), and the integer
+    arrays of the slots ``ints`` as float64 too; None if nothing changed."""
     changed = False
     out: dict[int, Any] = {}
     for slot, v in values.items():
         if isinstance(v, np.ndarray) and v.dtype.name in _LOW_FLOATS:
             out[slot] = v.astype(_LOW_FLOATS[v.dtype.name])
             changed = True
+        elif isinstance(v, np.ndarray) and slot in ints and v.dtype.kind in "iu":
+            out[slot] = v.astype(np.float64)
+            changed = True
         elif isinstance(v, list) and v and all(isinstance(a, np.ndarray) for a in v):
-            new = [a.astype(_LOW_FLOATS[a.dtype.name]) if a.dtype.name in _LOW_FLOATS else a for a in v]
+            new = [a.astype(_LOW_FLOATS[a.dtype.name]) if a.dtype.name in _LOW_FLOATS
+                   else a.astype(np.float64) if slot in ints and a.dtype.kind in "iu" else a for a in v]
             changed |= any(a is not b for a, b in zip(new, v))
             out[slot] = new
         else:
             out[slot] = v
     return out if changed else None
+
+
+def float_computed_slots(group: Any, values: Mapping[int, Any], outputs: Mapping[int, Any]) -> set[int]:
+    """The tensor slots holding integers when the members compute in floats (some output is a
+    float array): their reference is evaluated in float64, where an integer evaluation may wrap
+    (``scipy.stats.pareto.pdf`` on uint64, ``np.unwrap`` on uint8). Index, count and other
+    roles keep their integers."""
+    floats = any(isinstance(a, np.ndarray) and (a.dtype.kind in "fc" or a.dtype.name == "bfloat16")
+                 for out in outputs.values() for a in leaves(out))
+    if not floats:
+        return set()
+    roles = {s.index: s.role for s in getattr(group, "slots", ())}
+    return {slot for slot, v in values.items()
+            if roles.get(slot) in ("tensor", "tensors")
+            and any(isinstance(a, np.ndarray) and a.dtype.kind in "iu"
+                    for a in (v if isinstance(v, list) else [v]))}
 
 
 def _rounds_to(a: np.ndarray, ref: np.ndarray, tol: Any, dtypes: Counter) -> bool:
@@ -125,13 +147,16 @@ def pivot_order(group: Any, members: Sequence[int], adapters: Mapping[str, Any],
 
 
 def find_outlier(group: Any, outputs: Mapping[int, Any], ok: Sequence[int], ref_member: int,
-                 ref_value: Any, *, precise: bool = False) -> tuple[int | None, int]:
+                 ref_value: Any, *, precise: bool = False,
+                 inputs: Sequence[np.dtype] = ()) -> tuple[int | None, int]:
     """The member farthest from the reference and the index of the leaf where it differs.
 
     ``precise``: the reference is a float64 evaluation. A member whose lower-precision
     result equals that reference rounded to its own dtype (a float32 determinant that
     overflows to inf where the float64 one is 1e39) did what its dtype allows and is not
-    an outlier; without this the member that overflows honestly was blamed."""
+    an outlier; without this the member that overflows honestly was blamed. ``inputs``: the
+    dtypes of the input arrays; each member is measured at the tolerance of the dtype it
+    computed in (:func:`xamt.compare.computation_tolerance`)."""
     best: tuple[float, int, int] | None = None
     ref_leaves = leaves(ref_value)
     tol = group.tolerance or None
@@ -145,7 +170,8 @@ def find_outlier(group: Any, outputs: Mapping[int, Any], ok: Sequence[int], ref_
             cand = None
             for j, (a, r) in enumerate(zip(lv, ref_leaves)):
                 if isinstance(a, np.ndarray) and isinstance(r, np.ndarray):
-                    rep = compare_group([r, a], reference=0, tol=tol)
+                    own = computation_tolerance(tol, [*inputs, a.dtype]) if inputs else tol
+                    rep = compare_group([r, a], reference=0, tol=own)
                     if not rep.values_agree and precise and _rounds_to(a, r, tol, dtypes):
                         continue
                     if not rep.values_agree:
@@ -180,7 +206,7 @@ class ReferenceChooser:
                ) -> tuple[int, Any, str, dict[int, Any] | None]:
         """(member, its output, label, the values it ran on when not ``values``); ``first``:
         a member to try first for the float64 run."""
-        up = upcast(values)
+        up = upcast(values, float_computed_slots(group, values, outputs))
         if up is not None:
             order = self.pivot_order(group, ok)
             if first in order:
@@ -194,7 +220,7 @@ class ReferenceChooser:
                                   or v.dtype.itemsize >= 8 and v.dtype != np.complex64
                                   for v in leaves(res.value)):
                     return mi, res.value, f"{group.members[mi].qualname} on float64 inputs", up
-        flags = agreement(group).group([outputs[m] for m in ok])
+        flags = agreement(group).group([outputs[m] for m in ok], input_dtypes(values))
         # a strict majority agreeing with the median is a reference; two members, or a split
         # group, have none: then the library that ranks first as a pivot (numpy-like) is
         if 2 * sum(flags) > len(ok):

@@ -1,0 +1,54 @@
+"""Documented policies (xamt/data/policies.toml): matched on evidence, never on API names."""
+from __future__ import annotations
+
+from types import SimpleNamespace as NS
+
+import numpy as np
+import pytest
+
+from xamt.errors import DataFileError
+from xamt.findings import FindingClass
+from xamt.triage.policy import computation_dtype, load_policies
+
+
+def test_the_packaged_policies_match_on_evidence():
+    p = load_policies()
+    linalg = NS(category="linalg", canonical="qr")
+    generic = NS(category="generic", canonical="exp")
+    ftz = p.match(FindingClass.SUBNORMAL, library="jax", computation="float32", trigger="subnormal",
+                  group=generic)
+    assert ftz is not None and ftz.name == "flush-to-zero" and "jax#16200" in ftz.reason
+    # numpy and torch do not document flushing: their subnormal findings stay bugs
+    assert p.match(FindingClass.SUBNORMAL, library="torch", computation="float32",
+                   trigger="subnormal", group=generic) is None
+    half = p.match(FindingClass.PRECISION, library="torch", computation="float16", trigger="ordinary",
+                   group=generic)
+    assert half is not None and half.name == "half-precision rounding"
+    assert p.match(FindingClass.PRECISION, library="torch", computation="float32", trigger="ordinary",
+                   group=generic) is None
+    qr = p.match(FindingClass.VALUE, library="torch", computation="float32", trigger="+inf", group=linalg)
+    assert qr is not None and "factorisation" in qr.name
+    assert p.match(FindingClass.VALUE, library="torch", computation="float32", trigger="ordinary",
+                   group=linalg) is None
+    assert p.match(FindingClass.CRASH, library="torch", computation="float32", trigger="nan",
+                   group=linalg) is None
+
+
+def test_the_computation_dtype_is_the_lowest_float():
+    assert computation_dtype([np.dtype("float16"), np.dtype("float64")]) == "float16"
+    assert computation_dtype(["int32", "float32", "complex128"]) == "float32"
+    assert computation_dtype([np.dtype("int64")]) is None
+
+
+@pytest.mark.parametrize("body, match", [
+    ('[[policy]]\nname = "x"\nreason = "y"\n', "classes"),
+    ('[[policy]]\nname = "x"\nreason = "y"\nclasses = ["bogus"]\n', "unknown class"),
+    ('[[policy]]\nname = "x"\nreason = "y"\nclasses = ["value"]\ntriggers = ["+nan"]\n', "unknown trigger"),
+    ('[[policy]]\nname = "x"\nreason = "y"\nclasses = ["value"]\nwhen = 1\n', "unknown key"),
+    ('[[policy]]\nname = ""\nreason = "y"\nclasses = ["value"]\n', "name"),
+])
+def test_bad_policy_files_are_refused_with_the_reason(tmp_path, body, match):
+    path = tmp_path / "policies.toml"
+    path.write_text(body)
+    with pytest.raises(DataFileError, match=match):
+        load_policies(path)

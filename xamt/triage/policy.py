@@ -1,0 +1,119 @@
+"""Documented numerical policies: findings that are filed and shown, never counted as bugs.
+
+A :class:`Policy` comes from ``xamt/data/policies.toml`` and matches on evidence only: the class
+the evidence gave, the outlier's library, the dtype the computation ran in, the trigger (the kind
+of input value behind the finding) and the group's category and canonical name. Triage asks
+:meth:`Policies.match` once a finding's class is known; a match turns the class into
+:attr:`~xamt.findings.FindingClass.POLICY` and records the policy's name, reason and the class the
+evidence gave.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from xamt.errors import DataFileError
+from xamt.findings import FindingClass
+from xamt.triage.dedup import TRIGGERS
+
+__all__ = ["Policy", "Policies", "load_policies", "computation_dtype"]
+
+#: float dtypes from the lowest precision up: the computation ran in the first one present
+_PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "complex64",
+                    "float64", "complex128", "longdouble", "clongdouble")
+_KEYS = {"name", "classes", "libraries", "computation", "triggers", "categories", "canonical",
+         "reason"}
+
+
+def computation_dtype(dtypes: Iterable[np.dtype | str]) -> str | None:
+    """The lowest-precision float dtype among ``dtypes`` (by name), None when none is a float."""
+    names = [np.dtype(d).name if not isinstance(d, str) else d for d in dtypes]
+    best: tuple[int, str] | None = None
+    for n in names:
+        rank = next((i for i, p in enumerate(_PRECISION_ORDER) if n.startswith(p)), None)
+        if rank is not None and (best is None or rank < best[0]):
+            best = (rank, n)
+    return best[1] if best else None
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One documented policy (see ``xamt/data/policies.toml``)."""
+
+    name: str
+    classes: frozenset[str]
+    reason: str
+    libraries: frozenset[str] | None = None
+    computation: frozenset[str] | None = None
+    triggers: frozenset[str] | None = None
+    categories: frozenset[str] | None = None
+    canonical: frozenset[str] | None = None
+
+    def matches(self, finding_class: FindingClass, library: str | None, computation: str | None,
+                trigger: str, category: str | None, canonical: str | None) -> bool:
+        """Whether a finding with this evidence falls under the policy."""
+        checks = ((self.libraries, library), (self.computation, computation),
+                  (self.triggers, trigger), (self.categories, category),
+                  (self.canonical, canonical))
+        return finding_class.value in self.classes and all(
+            allowed is None or value in allowed for allowed, value in checks)
+
+
+@dataclass(frozen=True)
+class Policies:
+    """The policies of one data file, in order."""
+
+    items: tuple[Policy, ...]
+
+    def match(self, finding_class: FindingClass, *, library: str | None, computation: str | None,
+              trigger: str, group: Any) -> Policy | None:
+        """The first policy the evidence matches, or None."""
+        category = getattr(group, "category", None)
+        canonical = getattr(group, "canonical", None)
+        return next((p for p in self.items if p.matches(
+            finding_class, library, computation, trigger, category, canonical)), None)
+
+
+def load_policies(path: str | Path | None = None) -> Policies:
+    """The policies of ``policies.toml`` (the packaged one, or ``path``).
+
+    Raises:
+        DataFileError: the file is unreadable, a policy lacks a name, classes or reason, names
+            an unknown class or key, or gives a list field as something else than strings.
+    """
+    from xamt.datafiles import read_toml
+
+    data, where, _ = read_toml("policies.toml", path)
+    known = {c.value for c in FindingClass} - {FindingClass.POLICY.value}
+    items = []
+    for i, raw in enumerate(data.get("policy", [])):
+        at = f"{where}: policy #{i + 1}"
+        if not isinstance(raw, dict):
+            raise DataFileError(f"{at} must be a table")
+        unknown = set(raw) - _KEYS
+        if unknown:
+            raise DataFileError(f"{at}: unknown key(s) {sorted(unknown)}; known: {sorted(_KEYS)}")
+        for key in ("name", "reason"):
+            if not isinstance(raw.get(key), str) or not raw[key].strip():
+                raise DataFileError(f"{at}: {key!r} must be a non-empty string")
+        lists = {}
+        for key in ("classes", "libraries", "computation", "triggers", "categories", "canonical"):
+            value = raw.get(key)
+            if value is None:
+                continue
+            if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+                raise DataFileError(f"{at} ({raw['name']}): {key!r} must be a non-empty list of strings")
+            lists[key] = frozenset(value)
+        if "classes" not in lists:
+            raise DataFileError(f"{at} ({raw['name']}): 'classes' is required")
+        bad = sorted(lists["classes"] - known)
+        if bad:
+            raise DataFileError(f"{at} ({raw['name']}): unknown class(es) {bad}; known: {sorted(known)}")
+        bad = sorted(lists.get("triggers", frozenset()) - set(TRIGGERS))
+        if bad:
+            raise DataFileError(f"{at} ({raw['name']}): unknown trigger(s) {bad}; known: {list(TRIGGERS)}")
+        items.append(Policy(name=raw["name"], reason=" ".join(raw["reason"].split()), **lists))
+    return Policies(tuple(items))
