@@ -158,7 +158,7 @@ def test_status_probes_cover_every_applicable_invalid_operator_once():
                          "axis:tuple", "scalar"]
     shape2 = materialise(inp)[1].shape  # (3, 4)
     assert names[8:] == ["shape2:transposed", "shape2:first+1", "dtype_arg:bool", "dtype_arg:int32",
-                         "dtype_arg:complex64", "values:negative"]
+                         "dtype_arg:complex64"]
     assert [p.signature() for p, _ in status_probes(g, inp)] == [p.signature() for p, _ in probes]
     values = {name: materialise(p) for p, name in probes}
     rank = materialise(inp)[0].ndim
@@ -179,8 +179,21 @@ def test_status_probes_cover_every_applicable_invalid_operator_once():
     assert values["shape2:transposed"][1].shape == (*shape2[:-2], shape2[-1], shape2[-2])
     assert values["shape2:first+1"][1].shape == (shape2[0] + 1, *shape2[1:])
     assert values["shape2:first+1"][0].shape == shape
-    # negative values in every signed data array, the shapes kept (a domain: sqrt against exp2)
-    neg = values["values:negative"]
+
+
+def test_negative_values_are_probed_where_the_seed_kept_them_positive():
+    import dataclasses
+
+    from xamt.inputs.mutate import negative_input, status_probes
+
+    g = _binary_axis_group()
+    inp = seed_inputs(g)[0]
+    assert negative_input(inp) is None  # ordinary draws hold negative values already
+    pos = inp.replace(0, inp[0].with_recipes(tuple(dataclasses.replace(r, low=0.5, high=4.0)
+                                                   for r in inp[0].all_recipes())))
+    assert "values:negative" in [name for _, name in status_probes(g, pos)]
+    neg = materialise(negative_input(pos))
+    shape = materialise(inp)[0].shape
     assert (neg[0] < 0).all() and (neg[1] < 0).all() and neg[0].shape == shape
     # indices into another argument have a structure: left whole
     assert inp[5].structure and np.array_equal(neg[5], materialise(inp)[5])
@@ -226,5 +239,4 @@ def test_status_probes_of_a_one_array_input():
 
     g = group("x:g/generic", [member("numpy", "numpy.g", "numpy:abs", [(0, "x", 0, None, True)])],
               [(0, "x", "tensor")])
-    assert [name for _, name in status_probes(g, seed_inputs(g)[0])] == ["rank:0", "rank:1", "rank:+1",
-                                                                         "values:negative"]
+    assert [name for _, name in status_probes(g, seed_inputs(g)[0])] == ["rank:0", "rank:1", "rank:+1"]

@@ -302,8 +302,16 @@ def status_probes(group: Any, inp: GroupInput, seed: int = 0) -> list[tuple[Grou
 
 def negative_input(inp: GroupInput) -> GroupInput | None:
     """``inp`` with its signed data arrays drawn from [-4, -0.25] and its float literals made
-    negative, or None when there is nothing signed to negate. Structured arrays (an SPD
-    matrix, a probability vector) are left whole."""
+    negative, or None when that would tell nothing new: no data array was kept non-negative
+    (ordinary draws hold negative values already) and no float literal is non-negative.
+    Structured arrays (an SPD matrix, a probability vector) are left whole."""
+    kept_positive = any(
+        _is_data(inp[s]) and not inp[s].structure
+        and any(r.low is not None and r.low >= 0 for r in inp[s].all_recipes()) for s in inp)
+    literals = any(inp[s].kind == "literal" and isinstance(inp[s].value, float) and inp[s].value >= 0
+                   for s in inp)
+    if not (kept_positive or literals):
+        return None
     out = inp
     for s in inp:
         v = inp[s]
