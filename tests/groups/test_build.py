@@ -339,3 +339,27 @@ def test_candidates_matching_no_longer_proposes_are_forgotten(tmp_path, pool, ad
     keys = set(_by_key(store))
     assert "x:abs/generic" in keys and "x:neg/generic" not in keys
     assert result.resumed == 1 and result.built == 0
+
+
+def test_a_cross_library_group_keeps_to_the_ranks_where_its_members_share_a_convention(tmp_path, pool, adapters):
+    """numpy.outer flattens a matrix where numpy.linalg.outer (like torch.outer) refuses it: the
+    group agrees on vectors, so its domain stops at rank 1 and fuzzing keeps its arrays there.
+    Members that agree one rank up leave the group unbounded."""
+    binary = [(0, "x", 0, None, True), (1, "y", 1, None, True)]
+    outer = group("x:outer/generic",
+                  [member("numpy", "numpy.outer", "numpy:outer", binary),
+                   member("crashy", "numpy.linalg.outer", "numpy.linalg:outer", binary)],
+                  [(0, "a", "tensor"), (1, "b", "tensor")], canonical="outer", category="linalg")
+    add = group("x:add/generic",
+                [member("numpy", "numpy.add", "numpy:add", binary),
+                 member("crashy", "numpy.add", "numpy:add", binary)],
+                [(0, "x1", "tensor"), (1, "x2", "tensor")], canonical="add")
+    store, _ = _build(tmp_path, pool, adapters, [outer, add])
+    groups = _by_key(store)
+    g = groups["x:outer/generic"]
+    if g.state != "validated":
+        pytest.skip(f"the outer seeds did not validate here: {[(m.qualname, i.detail) for m, i in g.rejected]}")
+    assert g.evidence["domain"]["inside"] is False and g.max_rank == g.evidence["domain"]["seed_rank"] == 1
+    assert "numpy.linalg.outer" in g.evidence["domain"]["why"]
+    a = groups["x:add/generic"]
+    assert a.evidence["domain"]["inside"] is True and a.max_rank is None

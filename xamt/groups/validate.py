@@ -193,6 +193,8 @@ class _Validator:
         self.differed: dict[int, str] = {}
         self.confirm_input: GroupInput | None = None
         self.probe_names: list[str] = []
+        #: per value component: (seed rank, probed rank, inside the domain, why) (_rank_domain)
+        self.domains: dict[tuple[int, ...], tuple[int, int, bool, str]] = {}
         for note in (self.ann.member_notes if self.ann else []):
             for i, m in enumerate(group.members):
                 if m.qualname == note.api and note.action == "note":
@@ -503,6 +505,10 @@ class _Validator:
         if self.group.relation in ctx.settings.status_probe_relations and status_components:
             status_components = yield from self._status_probe(status_components, ev.input)
 
+        # 6. the domain of ranks: one rank above the seed's (cross-library value groups)
+        if group.relation == "cross_library" and components:
+            yield from self._rank_domain(components, ev.input, ev.normalisation)
+
         groups = []
         # a candidate matched as status-only (DeepREL's siblings: isposinf/isneginf, argmax/argmin;
         # stateful module forms) stays so: agreeing on ordinary inputs does not make two different
@@ -706,6 +712,30 @@ class _Validator:
             kept.append(keep)
         return kept
 
+    def _rank_domain(self, components: list[list[int]], inp: GroupInput, normalisation: str | None
+                     ) -> Generator[list, list, None]:
+        """Where members share a convention: each value component is run with its data arrays
+        one rank above the seed's (a batch axis in front). Where a member then refuses, or the
+        output shapes part (``numpy.outer`` flattens what ``torch.outer`` refuses), the
+        component's domain stops at the seed's rank and fuzzing keeps its arrays there
+        (``max_rank``). Values that differ at the same shapes stay inside the domain: that may
+        be the bug fuzzing is for."""
+        probe = next((p for p, name in status_probes(self.group, inp) if name == "rank:+1"), None)
+        ranks = [np.ndim(v) for v in materialise(inp).values() if isinstance(v, np.ndarray)]
+        if probe is None or not ranks:
+            return
+        seed_rank = max(ranks)
+        for comp in components:
+            results = yield from self.run(probe, comp, repeat=1, limit=self._probe_limit(comp))
+            values = _normalised(results, normalisation)
+            refused = [self.group.members[i].qualname for i in comp if i not in values]
+            shapes = {repr(_shape_signature(values[i])) for i in comp if i in values}
+            inside = not refused and len(shapes) <= 1
+            why = ("every member returns, at one shape" if inside else
+                   f"{', '.join(refused)} refuse{'s' if len(refused) == 1 else ''}" if refused
+                   else "output shapes differ")
+            self.domains[tuple(comp)] = (seed_rank, seed_rank + 1, inside, why)
+
     def _probe(self, members: list[int], inp: GroupInput) -> Generator[list, list, None]:
         dtypes = list(self.ctx.settings.probe_dtypes)
         if not dtypes:
@@ -785,6 +815,14 @@ class _Validator:
                                    for i in comp if i in ev.results}
         if self.probe_names:
             evidence["status_probes"] = list(self.probe_names)
+        max_rank = self.ann.max_rank if self.ann else None
+        domain = self.domains.get(tuple(comp))
+        if domain is not None:
+            seed_rank, probed, inside, why = domain
+            evidence["domain"] = {"seed_rank": seed_rank, "probed_rank": probed, "inside": inside,
+                                  "why": why}
+            if not inside:
+                max_rank = seed_rank if max_rank is None else min(max_rank, seed_rank)
         if "score" in group.evidence:  # an inferred relation's similarity (xamt.matching.inferred)
             evidence["matching"] = {k: group.evidence[k] for k in ("score", "signature", "doc", "ranks")
                                     if k in group.evidence}
@@ -798,7 +836,7 @@ class _Validator:
             tolerance={k: list(v) for k, v in (self.ann.tolerance.items() if self.ann else [])},
             seeds=seeds, variant=ev.input.variant if ev is not None else "", band=group.band,
             pinned=pinned, excluded=excluded, annotations=annotations, evidence=evidence,
-            versions=dict(self.ctx.versions), max_rank=self.ann.max_rank if self.ann else None,
+            versions=dict(self.ctx.versions), max_rank=max_rank,
         )
 
 
