@@ -152,7 +152,7 @@ def test_inferred_value_holds_on_nan_and_inf_and_negative_values_are_a_domain(tm
     assert groups[nan_aware.key].equivalence == "status"
     dom = groups[domain.key]
     assert dom.state == "rejected"
-    assert any("values:negative" in i.detail and "NaN" in i.detail for _, i in dom.rejected)
+    assert any("values:below" in i.detail and "NaN" in i.detail for _, i in dom.rejected)
 
 
 def test_value_components_need_every_slot_to_reach_every_member():

@@ -181,22 +181,38 @@ def test_status_probes_cover_every_applicable_invalid_operator_once():
     assert values["shape2:first+1"][0].shape == shape
 
 
-def test_negative_values_are_probed_where_the_seed_kept_them_positive():
+def test_values_beyond_the_seeds_range_are_probed_where_the_seed_kept_them_in_one():
     import dataclasses
 
-    from xamt.inputs.mutate import negative_input, status_probes
+    from xamt.inputs.mutate import out_of_range_inputs, status_probes
 
     g = _binary_axis_group()
     inp = seed_inputs(g)[0]
-    assert negative_input(inp) is None  # ordinary draws hold negative values already
-    pos = inp.replace(0, inp[0].with_recipes(tuple(dataclasses.replace(r, low=0.5, high=4.0)
-                                                   for r in inp[0].all_recipes())))
-    assert "values:negative" in [name for _, name in status_probes(g, pos)]
-    neg = materialise(negative_input(pos))
+    assert out_of_range_inputs(inp) == []  # ordinary draws hold every sign and size already
+    ranged = inp.replace(0, inp[0].with_recipes(tuple(dataclasses.replace(r, low=-1.0, high=1.0)
+                                                      for r in inp[0].all_recipes())))
+    names = [name for _, name in status_probes(g, ranged)]
+    assert names[-2:] == ["values:below", "values:above"]
+    probes = dict((name, materialise(p)) for p, name in out_of_range_inputs(ranged))
+    below, above = probes["values:below"], probes["values:above"]
     shape = materialise(inp)[0].shape
-    assert (neg[0] < 0).all() and (neg[1] < 0).all() and neg[0].shape == shape
+    assert (below[0] < -1).all() and (above[0] > 1).all() and below[0].shape == shape
+    np.testing.assert_array_equal(below[1], materialise(inp)[1])  # unbounded: unchanged
     # indices into another argument have a structure: left whole
-    assert inp[5].structure and np.array_equal(neg[5], materialise(inp)[5])
+    assert inp[5].structure and np.array_equal(below[5], materialise(inp)[5])
+
+
+def test_a_sequence_of_arrays_is_probed_with_its_second_array_longer_along_an_axis():
+    from xamt.inputs.mutate import status_probes
+
+    g = group("x:g/shape", [member("numpy", "numpy.vstack", "numpy:vstack", [(0, "tup", 0, None, True)])],
+              [(0, "tup", "tensors")])
+    inp = seed_inputs(g)[0]
+    probes = {name: materialise(p) for p, name in status_probes(g, inp)}
+    first, second = materialise(inp)[0][0].shape, materialise(inp)[0][1].shape
+    assert probes["seq2:first+1"][0][1].shape == (second[0] + 1, *second[1:])
+    assert probes["seq2:first+1"][0][0].shape == first
+    assert probes["seq2:last+1"][0][1].shape == (*second[:-1], second[-1] + 1)
 
 
 def test_nonfinite_input_puts_nan_and_inf_in_float_arrays_only():

@@ -27,7 +27,7 @@ from xamt.inputs.seed import fit_axis
 from xamt.inputs.seed import is_data_slot as _is_data
 from xamt.inputs.structured import split
 
-__all__ = ["mutate", "revalue", "status_probes", "ties_input", "negative_input", "nonfinite_input",
+__all__ = ["mutate", "revalue", "status_probes", "ties_input", "out_of_range_inputs", "nonfinite_input",
            "MUTATION_OPS", "INVALID_OPS"]
 
 #: array operators (from :mod:`xamt.inputs.arrays`) and literal operators
@@ -288,43 +288,70 @@ def status_probes(group: Any, inp: GroupInput, seed: int = 0) -> list[tuple[Grou
             probes.append((_reshape(inp, data[1], (*second[:-2], second[-1], second[-2])), "shape2:transposed"))
         if len(second) >= 1:
             probes.append((_reshape(inp, data[1], (second[0] + 1, *second[1:])), "shape2:first+1"))
-    dtype_slot = next((s for s in inp if inp[s].kind == "dtype"), None)
+    # sequences of arrays (a stack's tensors): the second array one longer along its first or
+    # its last axis (a vertical stack needs equal trailing axes, a depth stack equal leading
+    # ones, a column stack equal first ones)
+    seq = next((s for s in data if inp[s].kind == "arrays" and len(inp[s].all_recipes()) >= 2
+                and not inp[s].structure), None)
+    if seq is not None:
+        recipes = inp[seq].all_recipes()
+        sh = tuple(recipes[1].shape)
+        for name, new_shape in (("seq2:first+1", (sh[0] + 1, *sh[1:]) if sh else None),
+                                ("seq2:last+1", (*sh[:-1], sh[-1] + 1) if len(sh) >= 2 else None)):
+            if new_shape is not None:
+                changed = (recipes[0], dataclasses.replace(recipes[1], shape=new_shape), *recipes[2:])
+                probes.append((inp.replace(seq, inp[seq].with_recipes(changed)), name))
+    # the dtype argument at dtypes of other kinds, also where the seed left it at its default
+    # (a bool-only logical_not against a conjugate that has no bool loop)
+    dtype_slot = next((s for s in inp if inp[s].kind == "dtype"
+                       or (_role(group, s) == "dtype" and inp[s].kind == "literal" and inp[s].value is None)),
+                      None)
     if dtype_slot is not None:
         probes += [(inp.replace(dtype_slot, SlotValue.dtype(d)), f"dtype_arg:{d}")
                    for d in PROBE_DTYPE_ARGS if inp[dtype_slot].value != d]
-    # negative values where positive ones went: APIs that take the same inputs share a domain
-    # (a gamma shape must be >= 0, a logistic location need not; sqrt and exp2 part too)
-    negative = negative_input(inp)
-    if negative is not None:
-        probes.append((negative, "values:negative"))
+    # values outside the range the seed kept them in: APIs that take the same inputs share a
+    # domain (asin's [-1, 1] against sin's reals; a gamma shape must be >= 0, a logistic
+    # location need not; a probability in (0, 1] against a noncentrality)
+    probes += out_of_range_inputs(inp)
     return probes
 
 
-def negative_input(inp: GroupInput) -> GroupInput | None:
-    """``inp`` with its signed data arrays drawn from [-4, -0.25] and its float literals made
-    negative, or None when that would tell nothing new: no data array was kept non-negative
-    (ordinary draws hold negative values already) and no float literal is non-negative.
-    Structured arrays (an SPD matrix, a probability vector) are left whole."""
-    kept_positive = any(
-        _is_data(inp[s]) and not inp[s].structure
-        and any(r.low is not None and r.low >= 0 for r in inp[s].all_recipes()) for s in inp)
-    literals = any(inp[s].kind == "literal" and isinstance(inp[s].value, float) and inp[s].value >= 0
-                   for s in inp)
-    if not (kept_positive or literals):
-        return None
-    out = inp
-    for s in inp:
-        v = inp[s]
-        if _is_data(v) and not v.structure:
-            recipes = tuple(dataclasses.replace(r, low=-4.0, high=-0.25, boundary_rate=0.0,
-                                                nonfinite_rate=0.0, edges=False)
-                            if r.dtype.startswith(("float", "int", "complex", "bfloat")) else r
-                            for r in v.all_recipes())
-            if recipes != v.all_recipes():
-                out = out.replace(s, v.with_recipes(recipes))
-        elif v.kind == "literal" and isinstance(v.value, float) and v.value >= 0:
-            out = out.replace(s, SlotValue.literal(-abs(v.value) - 0.5))
-    return out if out is not inp else None
+def out_of_range_inputs(inp: GroupInput) -> list[tuple[GroupInput, str]]:
+    """Probes with values beyond the range the seed kept its data arrays in: below ``low``
+    (``values:below``: from ``low - 4`` to ``low - 0.25``) and above ``high``
+    (``values:above``); non-negative float arguments become negative in the ``below`` probe.
+    Arrays drawn without bounds hold negative and large values already and are left as they
+    are; so are structured arrays (an SPD matrix, a probability vector)."""
+    out = []
+    for name, bound in (("values:below", "low"), ("values:above", "high")):
+        probe = inp
+        for s in inp:
+            v = inp[s]
+            if _is_data(v) and not v.structure:
+                recipes = tuple(
+                    dataclasses.replace(r, **_beyond(bound, getattr(r, bound), r.dtype),
+                                        boundary_rate=0.0, nonfinite_rate=0.0, edges=False)
+                    if getattr(r, bound) is not None
+                    and r.dtype.startswith(("float", "int", "complex", "bfloat", "uint"))
+                    and not (bound == "low" and r.dtype.startswith("uint") and getattr(r, bound) <= 0)
+                    else r for r in v.all_recipes())
+                if recipes != v.all_recipes():
+                    probe = probe.replace(s, v.with_recipes(recipes))
+            elif (bound == "low" and v.kind == "literal" and isinstance(v.value, float)
+                  and v.value >= 0):
+                probe = probe.replace(s, SlotValue.literal(-abs(v.value) - 0.5))
+        if probe is not inp:
+            out.append((probe, name))
+    return out
+
+
+def _beyond(bound: str, edge: float, dtype: str) -> dict[str, float]:
+    """``low``/``high`` of a draw just beyond one edge of a seed's range (a whole step for
+    integers, whose draws round the bounds)."""
+    step = 1.0 if dtype.startswith(("int", "uint")) else 0.25
+    if bound == "low":
+        return {"low": edge - 4.0, "high": edge - step}
+    return {"low": edge + step, "high": edge + 4.0}
 
 
 def nonfinite_input(inp: GroupInput) -> GroupInput | None:
