@@ -101,17 +101,26 @@ class _Names:
 
     def __init__(self) -> None:
         self.by_id: dict[int, str] = {}
+        self.arrays: list[tuple[str, np.ndarray]] = []
         self.lines: list[str] = []
         self.elements = 0
 
     def of(self, a: np.ndarray) -> str:
         name = self.by_id.get(id(a))
-        if name is None:
-            name = self.by_id[id(a)] = f"x{len(self.by_id)}"
-            self.lines.append(f"{name} = {array_literal(a)}")
-            self.elements += a.size
-            if self.elements > MAX_ELEMENTS:
-                raise NotLiteral(f"more than {MAX_ELEMENTS} input elements")
+        if name is not None:
+            return name
+        # a float64 reference's input is an earlier array upcast: say so, not its values again
+        for other, b in self.arrays:
+            if (a.dtype.kind in "fc" and a.dtype.itemsize > b.dtype.itemsize and a.shape == b.shape
+                    and b.dtype.kind in "fc" and np.array_equal(b.astype(a.dtype), a, equal_nan=True)):
+                name = self.by_id[id(a)] = f"{other}.astype(np.{a.dtype.name})"
+                return name
+        name = self.by_id[id(a)] = f"x{len(self.arrays)}"
+        self.arrays.append((name, a))
+        self.lines.append(f"{name} = {array_literal(a)}")
+        self.elements += a.size
+        if self.elements > MAX_ELEMENTS:
+            raise NotLiteral(f"more than {MAX_ELEMENTS} input elements")
         return name
 
 
@@ -177,14 +186,10 @@ def _call(call: LiteralCall, names: _Names, imports: set[str]) -> str:
 
 
 _RUN = '''
-
-def run(call):
-    try:
-        out = call()
-    except Exception as exc:
-        return exc
+def run(call):  # the outputs as numpy arrays, or the exception raised
+    try: out = call()
+    except Exception as exc: return exc
     return [np.asarray(a) for a in (out if isinstance(out, (tuple, list)) else [out])]
-
 '''
 
 #: the last lines, per kind of finding: ``differs`` says whether it reproduces
@@ -219,11 +224,15 @@ def render(title: str, outlier: LiteralCall, reference: LiteralCall | None, *, e
     for call in (outlier, reference):
         if call is not None:
             env.update(call.adapter.environment)
-    lines = [f'"""{title}', "", "Exit status: 1 = the divergence reproduces, 0 = it does not.", '"""']
+    lines = [f'"""{title}', 'Exit status: 1 = the divergence reproduces, 0 = it does not."""']
     if env:
-        lines.append("import os")
-        lines += [f"os.environ.setdefault({k!r}, {v!r})" for k, v in sorted(env.items())]
-    lines += sorted(imports, key=lambda i: (i != "import sys", i != "import numpy as np", i))
+        lines += ["import os", f"for k, v in {dict(sorted(env.items()))!r}.items(): os.environ.setdefault(k, v)"]
+    lines += ["import sys", "import numpy as np"]
+    modules = sorted(i.split()[1] for i in imports if i not in ("import sys", "import numpy as np"))
+    # importing a submodule binds its package: `import jax` goes where `import jax.numpy` is
+    modules = [m for m in modules if not any(o.startswith(m + ".") for o in modules)]
+    if modules:
+        lines.append("import " + ", ".join(modules))
     lines += ["", *names.lines]
     if expect == "crash":
         if hang_limit:
@@ -235,7 +244,7 @@ def render(title: str, outlier: LiteralCall, reference: LiteralCall | None, *, e
         verdict = _VERDICT.get(expect)
         if verdict is None:
             return None
-        lines += [_RUN.strip("\n"), "",
+        lines += ["", _RUN.strip("\n"), "",
                   f"got = run(lambda: {got})", f"want = run(lambda: {want})",
                   f"print({outlier.label + ':'!r}, got)", f"print({reference.label + ':'!r}, want)",
                   verdict.format(rtol=rtol, atol=atol, error=(error_type or "").split(".")[-1]),

@@ -80,6 +80,6 @@ def adapter() -> LibraryAdapter:
         }),
         pivot_rank=0,
         out_call_ref="xamt.libraries.numpy:call_with_out",
-        literal_array="{}", literal_dtype="numpy.dtype('{}')", literal_imports=("import numpy",),
+        literal_array="{}", literal_dtype="np.dtype('{}')",
         sub_apis_ref="xamt.libraries.numpy:ufunc_methods",
     )

@@ -101,7 +101,7 @@ def adapter() -> LibraryAdapter:
             *(f"scipy.stats.{d}" for d in DISTRIBUTIONS),
         ),
         qualified_parents=("scipy.stats",),
-        literal_array="{}", literal_dtype="numpy.dtype('{}')", literal_imports=("import numpy", "import scipy"),
+        literal_array="{}", literal_dtype="np.dtype('{}')",
         object_members=DISTRIBUTION_METHODS | {SAMPLER},
         signature_hook_ref="xamt.libraries.scipy:distribution_signature",
         signature_hook_on_variadic=True,

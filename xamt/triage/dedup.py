@@ -148,14 +148,16 @@ def trigger(values: Mapping[int, Any]) -> str:
 
 
 def finding_signature(finding_class: FindingClass, values: Mapping[int, Any],
-                      candidate_signature: str = "", status: str | None = None) -> str:
+                      rule: str = "", status: str | None = None) -> str:
     """The root-cause part of a finding's key, on the (minimised) input ``values``: the
-    candidate's refusal rule for :data:`RULE_CLASSES` (one rule, one finding, whatever the
-    input), else the :func:`trigger`; a crash adds how the call died (``timeout:+inf``)."""
-    if finding_class in RULE_CLASSES and candidate_signature:
-        return candidate_signature
-    t = trigger(values)
-    return f"{status}:{t}" if finding_class == FindingClass.CRASH and status else t
+    status candidate's refusal ``rule`` for :data:`RULE_CLASSES` (one rule, one finding,
+    whatever the input); for a crash, how the call died (``timeout``: an API that crashes
+    does so whatever special values the minimiser left in); else the :func:`trigger`."""
+    if finding_class in RULE_CLASSES and rule:
+        return rule
+    if finding_class == FindingClass.CRASH and status:
+        return status
+    return trigger(values)
 
 
 def load_triage_per_cause(path: Any = None) -> int:
@@ -194,10 +196,12 @@ class Candidate:
     @property
     def cause(self) -> tuple[str, str, str]:
         """The root cause as the fuzz loop can tell it before triage: suspected API, signal and
-        the refusal rule (status) or the :func:`trigger` of the input."""
+        the refusal rule (status), nothing more (a crash) or the :func:`trigger` of the input."""
         api = self.group.members[self.members[self.member]].qualname
         kind = str(getattr(self.kind, "value", self.kind))
-        return (api, kind, self.signature if kind == "status" else trigger(self.values))
+        if kind == "status":
+            return (api, kind, self.signature)
+        return (api, kind, "" if kind == "crash" else trigger(self.values))
 
     @property
     def prekey(self) -> tuple[str, str, str, str]:

@@ -390,8 +390,10 @@ class Triage:
                                              "class": cls_name.value}}
             cls_name = FindingClass.POLICY
         # the root cause: the refusal rule, the policy, or the kind of input value behind it
+        # (a status candidate's signature is its refusal rule; a value candidate's, the input's)
+        rule = cand.signature if cand.kind in (SignalKind.STATUS, "status") else ""
         signature = (f"{policy.name}" if policy is not None else
-                     finding_signature(cls_name, values, cand.signature, status=crash_status))
+                     finding_signature(cls_name, values, rule, status=crash_status))
         # an inferred relation's similarity score (xamt.matching.inferred): how sure the match was
         score = (getattr(group, "evidence", None) or {}).get("matching", {}).get("score")
         finding = Finding(
