@@ -10,7 +10,8 @@ when the divergence reproduces, 0 when it does not.
 
 :func:`render` returns None when a finding cannot be written so: too many elements, a dtype with
 no literal (bfloat16), a member on a device, a call through ``out=`` or a fill helper, an output
-normalisation, or a library without literal forms. Then the finding keeps the msgpack form
+normalisation without a literal form (:data:`xamt.exec.normalise.LITERAL_FORMS`), or a library
+without literal forms. Then the finding keeps the msgpack form
 (:mod:`xamt.repro`); either form is replayed in a fresh process before filing.
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from xamt.exec.member import Hooks, PreparedMember
+from xamt.exec.normalise import LITERAL_FORMS
 from xamt.repro import _Code, _args_code, call_text
 
 __all__ = ["LiteralCall", "render", "MAX_ELEMENTS", "MAX_LINES"]
@@ -210,8 +212,14 @@ def render(title: str, outlier: LiteralCall, reference: LiteralCall | None, *, e
     docstring). ``expect``: ``value``, ``status`` (one side raises, the other returns),
     ``internal`` (the outlier raises ``error_type``) or ``crash`` (the outlier's call kills
     the process, or hangs past ``hang_limit`` seconds)."""
-    if normalisation not in (None, "none") or (expect != "crash" and reference is None):
+    if expect != "crash" and reference is None:
         return None
+    norm = "v"
+    for name in (normalisation or "none").split("|"):
+        form = LITERAL_FORMS.get(name)
+        if form is None:
+            return None
+        norm = form.format(v=norm)
     names, imports = _Names(), {"import sys", "import numpy as np"}
     try:
         got = _call(outlier, names, imports)
@@ -223,7 +231,8 @@ def render(title: str, outlier: LiteralCall, reference: LiteralCall | None, *, e
     env = {}
     for call in (outlier, reference):
         if call is not None:
-            env.update(call.adapter.environment)
+            env.update({k: v for k, v in call.adapter.environment.items()
+                        if k in call.adapter.literal_environment})
     lines = [f'"""{title}', 'Exit status: 1 = the divergence reproduces, 0 = it does not."""']
     if env:
         lines += ["import os", f"for k, v in {dict(sorted(env.items()))!r}.items(): os.environ.setdefault(k, v)"]
@@ -233,7 +242,7 @@ def render(title: str, outlier: LiteralCall, reference: LiteralCall | None, *, e
     modules = [m for m in modules if not any(o.startswith(m + ".") for o in modules)]
     if modules:
         lines.append("import " + ", ".join(modules))
-    lines += ["", *names.lines]
+    lines += names.lines
     if expect == "crash":
         if hang_limit:
             lines += ["import signal", "", f"signal.alarm({int(math.ceil(hang_limit))})  "
@@ -244,8 +253,11 @@ def render(title: str, outlier: LiteralCall, reference: LiteralCall | None, *, e
         verdict = _VERDICT.get(expect)
         if verdict is None:
             return None
-        lines += ["", _RUN.strip("\n"), "",
-                  f"got = run(lambda: {got})", f"want = run(lambda: {want})",
+        call = (lambda code: f"run(lambda: {code})") if norm == "v" else (lambda code: f"norm(run(lambda: {code}))")
+        lines += ["", _RUN.strip("\n")]
+        if norm != "v":  # the group's output normalisation, as the fuzzer compared
+            lines.append(f"def norm(v): return v if isinstance(v, Exception) else {norm}")
+        lines += ["", f"got = {call(got)}", f"want = {call(want)}",
                   f"print({outlier.label + ':'!r}, got)", f"print({reference.label + ':'!r}, want)",
                   verdict.format(rtol=rtol, atol=atol, error=(error_type or "").split(".")[-1]),
                   'print("REPRODUCED" if differs else "NOT REPRODUCED")',

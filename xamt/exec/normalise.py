@@ -45,7 +45,7 @@ from xamt.datafiles import read_toml
 from xamt.errors import DataFileError
 
 __all__ = ["NORMALISERS", "NotComparable", "to_numpy_tree", "normalise", "check_name",
-           "NormalisationRules", "load_normalisation_rules", "leaves"]
+           "NormalisationRules", "load_normalisation_rules", "leaves", "LITERAL_FORMS"]
 
 
 class NotComparable(Exception):
@@ -223,6 +223,27 @@ NORMALISERS: dict[str, Callable[[Any], Any]] = {
     "ravel": _map(_ravel),
     "int64": _map(_int64),
     "real_if_close": _map(_real_if_close),
+}
+
+#: each normaliser as a numpy expression over ``{v}``, the list of a call's output arrays (a
+#: tuple's elements, or the one array: a 1-tuple reads as an array), for literal reproducers
+#: (:mod:`xamt.literal`); a normaliser missing here gives its findings the msgpack form
+LITERAL_FORMS: dict[str, str] = {
+    "none": "{v}",
+    "first": "{v}[:1]",
+    "second": "({v}[1:2] or {v})",
+    "min_ndim": "[min({v}, key=np.ndim)]",
+    "sort": "[np.sort(a, axis=-1) if a.ndim and a.dtype.kind != 'c' else a for a in {v}]",
+    "sort_flat": "[np.sort(a.ravel()) if a.ndim and a.dtype.kind != 'c' else a for a in {v}]",
+    "stack": "([np.stack({v})] if len({v}) > 1 and len({{a.shape for a in {v}}}) == 1 else {v})",
+    "nonzero": "([np.stack({v}, axis=-1)] if len({v}) > 1 and len({{a.shape for a in {v}}}) == 1 else {v})",
+    "complex_pair": "([{v}[0] + 1j * {v}[1]] if len({v}) == 2 and {v}[0].shape == {v}[1].shape and {v}[0].dtype.kind in 'fiu' and {v}[1].dtype.kind in 'fiu' else {v})",
+    "mean": "[np.asarray(np.mean(a.astype(np.complex128 if a.dtype.kind == 'c' else np.float64))) if a.size else a for a in {v}]",
+    "abs": "[np.abs(a) if a.dtype.kind in 'iufc' else a for a in {v}]",
+    "squeeze": "[np.squeeze(a) for a in {v}]",
+    "ravel": "[a.reshape(-1) for a in {v}]",
+    "int64": "[a.astype(np.int64) if a.dtype.kind in 'biu' else a for a in {v}]",
+    "real_if_close": "[np.real_if_close(a, tol=1000) if a.dtype.kind == 'c' else a for a in {v}]",
 }
 
 

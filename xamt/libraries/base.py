@@ -214,6 +214,9 @@ class LibraryAdapter:
     literal_compile: str | None = None
     literal_prng_key: str | None = None
     literal_imports: tuple[str, ...] = ()
+    #: the ``environment`` keys that change results, set by a literal reproducer (the others,
+    #: such as log levels, are left out of its few lines)
+    literal_environment: tuple[str, ...] = ()
 
     # -- environment ------------------------------------------------------------------------
     def is_installed(self) -> bool:

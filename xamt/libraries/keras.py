@@ -57,6 +57,7 @@ def adapter() -> LibraryAdapter:
         to_numpy_ref="xamt.libraries.keras:to_numpy",
         dtype_ref="xamt.libraries.keras:dtype",
         literal_array="keras.ops.convert_to_tensor({})", literal_dtype="'{}'", literal_imports=("import keras",),
+        literal_environment=("KERAS_BACKEND",),
         dtypes=_DTYPES,
         class_namespaces=(
             ClassNamespace("keras.layers", "keras:Layer", "call"),
