@@ -363,3 +363,4 @@ def test_a_cross_library_group_keeps_to_the_ranks_where_its_members_share_a_conv
     assert "numpy.linalg.outer" in g.evidence["domain"]["why"]
     a = groups["x:add/generic"]
     assert a.evidence["domain"]["inside"] is True and a.max_rank is None
+

@@ -35,7 +35,7 @@ __all__ = ["BUILD_VERSION", "BuildResult", "build_registry", "registry_stats", "
 _log = get_logger("groups.build")
 
 #: bump when validation rules change in code: every candidate is validated again
-BUILD_VERSION = 6
+BUILD_VERSION = 7
 
 
 @dataclass

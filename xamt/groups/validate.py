@@ -24,8 +24,9 @@ Relations inferred from similarity rather than names (``validation.toml [probe]
 status_relations``: ``inferred``) must show more: value agreement counts only when some output
 changed between the two inputs (agreeing on a size or an all-``True`` mask says nothing about
 values), not every member gave its input back unchanged, the members also agree when the
-input's arrays of one shape tie (:func:`xamt.inputs.mutate.ties_input`) and when they hold NaN
-and ±inf (:func:`xamt.inputs.mutate.nonfinite_input`), and every slot reaches every member;
+input's arrays of one shape tie (:func:`xamt.inputs.mutate.ties_input`), when they hold NaN
+and ±inf (:func:`xamt.inputs.mutate.nonfinite_input`) and beyond the range the seed kept them
+in (:func:`xamt.inputs.mutate.out_of_range_inputs`), and every slot reaches every member;
 status-equivalent members must succeed or fail alike on deliberately invalid inputs and on
 negative values (:func:`xamt.inputs.mutate.status_probes`; NaN out of NaN-free input counts as a
 refusal) and accept the same probed dtypes.
@@ -48,7 +49,7 @@ from xamt.exec.normalise import NormalisationRules, leaves, normalise
 from xamt.groups.unionfind import UnionFind
 from xamt.inputs.materialise import materialise
 from xamt.inputs.model import GroupInput
-from xamt.inputs.mutate import nonfinite_input, status_probes, ties_input
+from xamt.inputs.mutate import nonfinite_input, out_of_range_inputs, status_probes, ties_input
 from xamt.inputs.rules import InputRules
 from xamt.inputs.seed import needed_slots, seed_plan, variant_inputs
 from xamt.inputs.structured import INTEGER_STRUCTURES, split
@@ -462,6 +463,12 @@ class _Validator:
                 components, parted = yield from self._ties(components, ev.input, ev.normalisation,
                                                            special=nonfinite_input(ev.input))
                 demoted += parted
+                # and beyond the range the seed kept values in (shift_right_logical and
+                # shift_right_arithmetic agree on non-negative integers only)
+                for beyond, _ in out_of_range_inputs(ev.input):
+                    components, parted = yield from self._ties(components, ev.input, ev.normalisation,
+                                                               special=beyond)
+                    demoted += parted
                 components, one_sided = self._shared_slots(components)
                 demoted += one_sided
                 # DeepREL: value equivalence first, status equivalence second -- members that ran
