@@ -190,6 +190,7 @@ def _call(call: LiteralCall, names: _Names, imports: set[str]) -> str:
 _RUN = '''
 def run(call):  # the outputs as numpy arrays, or the exception raised
     try: out = call()
+    except NameError: raise  # a mistake of this script's, never the library's answer
     except Exception as exc: return exc
     return [np.asarray(a) for a in (out if isinstance(out, (tuple, list)) else [out])]
 '''

@@ -21,6 +21,7 @@ finding reproduces when the script itself dies from the same signal or runs past
 """
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
@@ -149,8 +150,22 @@ def _ref_name(ref: str) -> str:
     return ref.split(":", 1)[1]
 
 
+def _code_of(value: Any) -> str:
+    """``repr`` that Python reads back: ``float('inf')``, not ``inf`` (a float argument of a
+    plan, such as ``p=inf``, written as ``repr`` gives is a NameError in the script)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({str(value)!r})"
+    if type(value) is list:
+        return "[" + ", ".join(_code_of(v) for v in value) + "]"
+    if type(value) is tuple:
+        return "(" + ", ".join(_code_of(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if type(value) is dict:
+        return "{" + ", ".join(f"{_code_of(k)}: {_code_of(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
 def _args_code(args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
-    parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+    parts = [_code_of(a) for a in args] + [f"{k}={_code_of(v)}" for k, v in kwargs.items()]
     return ", ".join(parts)
 
 
@@ -401,6 +416,8 @@ for i, (label, glue, call) in enumerate(CALLS):
         out = N.normalised_output(call(), glue().to_numpy, NORMALISE)
         results.append(("ok", out, None))
         print(f"{label}: {show(out)}")
+    except NameError:  # the script's own mistake, never the library's answer: cannot run
+        raise
     except Exception as exc:
         name = type(exc).__module__ + "." + type(exc).__qualname__
         results.append(("raised", None, name))

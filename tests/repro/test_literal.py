@@ -112,3 +112,20 @@ def test_every_normaliser_has_a_literal_form_that_agrees_with_it():
             got = eval(LITERAL_FORMS[name].format(v="v"), {"np": np}, {"v": list(case)})
             assert len(got) == len(want) and all(
                 np.allclose(np.asarray(g), w) and np.shape(g) == w.shape for g, w in zip(got, want)), name
+
+
+def test_non_finite_arguments_are_written_so_python_reads_them_back(tmp_path):
+    """A plan's ``p=inf`` was written ``p=inf``: a NameError the script then took for the
+    library's refusal, so a status finding "reproduced" without any library call failing."""
+    from xamt.repro import _args_code
+
+    code = _args_code([float("inf"), (1.0, float("-inf"))], {"p": float("nan"), "q": [2.0]})
+    assert code == "float('inf'), (1.0, float('-inf')), p=float('nan'), q=[2.0]"
+    assert eval(f"(lambda *a, **k: (a, k))({code})")[1]["q"] == [2.0]
+    # a script's own NameError is no answer of a library's: it does not reproduce
+    np_ad = _adapter("numpy")
+    x = np.array([1.0], np.float64)
+    ok = literal.LiteralCall("numpy.abs", member("numpy", "numpy.abs", "numpy:abs", X), np_ad, {0: x})
+    text = literal.render("t", ok, ok, expect="status").replace("numpy.abs(x0)", "numpy.abs(undefined_name)", 1)
+    done = _run(tmp_path, text)
+    assert "REPRODUCED\n" not in done.stdout.replace("NOT REPRODUCED", "")

@@ -52,3 +52,27 @@ def test_bad_policy_files_are_refused_with_the_reason(tmp_path, body, match):
     path.write_text(body)
     with pytest.raises(DataFileError, match=match):
         load_policies(path)
+
+
+def test_flush_to_zero_seen_through_other_classes_and_jax_32_bit_default():
+    p = load_policies()
+    generic = NS(category="generic", canonical="divide")
+    ftz = p.match(FindingClass.VALUE, library="tensorflow", computation="float32", trigger="subnormal",
+                  group=generic)
+    assert ftz is not None and ftz.name == "flush-to-zero"
+    assert p.match(FindingClass.VALUE, library="torch", computation="float32", trigger="subnormal",
+                   group=generic) is None
+    x64 = p.match(FindingClass.PROMOTION, library="jax", computation="float32", trigger="int-extreme",
+                  group=generic, narrowed=True)
+    assert x64 is not None and "jax_enable_x64" in x64.reason
+    assert p.match(FindingClass.PROMOTION, library="jax", computation="float32", trigger="int-extreme",
+                   group=generic, narrowed=False) is None
+
+
+def test_narrowed_compares_kinds():
+    from xamt.triage.policy import narrowed
+
+    i64, i32, f64, f32 = (np.dtype(n) for n in ("int64", "int32", "float64", "float32"))
+    assert narrowed([i64], [i32]) and narrowed([f64, i32], [f32])
+    assert not narrowed([i32], [i32]) and not narrowed([f32], [i64]) and not narrowed([i64], [f32])
+    assert narrowed([np.dtype("complex128")], [np.dtype("complex64")])

@@ -37,7 +37,7 @@ from xamt.log import get_logger
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
 from xamt.triage.classify import LOOSE_TOLERANCE, classify_value, flush_subnormals, ties_only
 from xamt.triage.dedup import Candidate, dominant_dtype, finding_signature, input_signature, trigger
-from xamt.triage.policy import Policies, computation_dtype, load_policies
+from xamt.triage.policy import Policies, computation_dtype, load_policies, narrowed
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
     ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, load_call_order, pivot_order, upcast,
@@ -384,7 +384,8 @@ class Triage:
             if out_res is not None and out_res.ok else []
         computation = computation_dtype([*input_dtypes(values), *out_dtypes])
         policy = self.policies.match(cls_name, library=out_m.library, computation=computation,
-                                     trigger=trigger(values), group=group)
+                                     trigger=trigger(values), group=group,
+                                     narrowed=narrowed(input_dtypes(values), out_dtypes))
         if policy is not None:
             summary = {**summary, "policy": {"name": policy.name, "reason": policy.reason,
                                              "class": cls_name.value}}

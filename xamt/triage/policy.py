@@ -19,13 +19,13 @@ from xamt.errors import DataFileError
 from xamt.findings import FindingClass
 from xamt.triage.dedup import TRIGGERS
 
-__all__ = ["Policy", "Policies", "load_policies", "computation_dtype"]
+__all__ = ["Policy", "Policies", "load_policies", "computation_dtype", "narrowed"]
 
 #: float dtypes from the lowest precision up: the computation ran in the first one present
 _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "complex64",
                     "float64", "complex128", "longdouble", "clongdouble")
 _KEYS = {"name", "classes", "libraries", "computation", "triggers", "categories", "canonical",
-         "reason"}
+         "reason", "narrowed"}
 
 
 def computation_dtype(dtypes: Iterable[np.dtype | str]) -> str | None:
@@ -51,15 +51,19 @@ class Policy:
     triggers: frozenset[str] | None = None
     categories: frozenset[str] | None = None
     canonical: frozenset[str] | None = None
+    #: True: only where the outlier returned a narrower dtype than the widest input of its kind
+    narrowed: bool | None = None
 
     def matches(self, finding_class: FindingClass, library: str | None, computation: str | None,
-                trigger: str, category: str | None, canonical: str | None) -> bool:
+                trigger: str, category: str | None, canonical: str | None,
+                narrowed: bool = False) -> bool:
         """Whether a finding with this evidence falls under the policy."""
         checks = ((self.libraries, library), (self.computation, computation),
                   (self.triggers, trigger), (self.categories, category),
                   (self.canonical, canonical))
-        return finding_class.value in self.classes and all(
-            allowed is None or value in allowed for allowed, value in checks)
+        return (finding_class.value in self.classes
+                and (self.narrowed is None or self.narrowed == narrowed)
+                and all(allowed is None or value in allowed for allowed, value in checks))
 
 
 @dataclass(frozen=True)
@@ -69,12 +73,28 @@ class Policies:
     items: tuple[Policy, ...]
 
     def match(self, finding_class: FindingClass, *, library: str | None, computation: str | None,
-              trigger: str, group: Any) -> Policy | None:
+              trigger: str, group: Any, narrowed: bool = False) -> Policy | None:
         """The first policy the evidence matches, or None."""
         category = getattr(group, "category", None)
         canonical = getattr(group, "canonical", None)
         return next((p for p in self.items if p.matches(
-            finding_class, library, computation, trigger, category, canonical)), None)
+            finding_class, library, computation, trigger, category, canonical, narrowed)), None)
+
+
+def narrowed(inputs: Iterable[np.dtype], outputs: Iterable[np.dtype]) -> bool:
+    """Whether some output is a narrower integer or float than the widest input of its kind
+    (int64 in, int32 out): the computation ran in fewer bits than it was given."""
+    widest: dict[str, int] = {}
+    for dt in inputs:
+        kind = "i" if dt.kind in "iu" else "f" if dt.kind in "fc" else None
+        if kind:
+            size = dt.itemsize // (2 if dt.kind == "c" else 1)
+            widest[kind] = max(widest.get(kind, 0), size)
+    for dt in outputs:
+        kind = "i" if dt.kind in "iu" else "f" if dt.kind in "fc" else None
+        if kind and kind in widest and dt.itemsize // (2 if dt.kind == "c" else 1) < widest[kind]:
+            return True
+    return False
 
 
 def load_policies(path: str | Path | None = None) -> Policies:
@@ -107,6 +127,8 @@ def load_policies(path: str | Path | None = None) -> Policies:
             if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
                 raise DataFileError(f"{at} ({raw['name']}): {key!r} must be a non-empty list of strings")
             lists[key] = frozenset(value)
+        if "narrowed" in raw and not isinstance(raw["narrowed"], bool):
+            raise DataFileError(f"{at} ({raw['name']}): 'narrowed' must be true or false")
         if "classes" not in lists:
             raise DataFileError(f"{at} ({raw['name']}): 'classes' is required")
         bad = sorted(lists["classes"] - known)
@@ -115,5 +137,6 @@ def load_policies(path: str | Path | None = None) -> Policies:
         bad = sorted(lists.get("triggers", frozenset()) - set(TRIGGERS))
         if bad:
             raise DataFileError(f"{at} ({raw['name']}): unknown trigger(s) {bad}; known: {list(TRIGGERS)}")
-        items.append(Policy(name=raw["name"], reason=" ".join(raw["reason"].split()), **lists))
+        items.append(Policy(name=raw["name"], reason=" ".join(raw["reason"].split()),
+                            narrowed=raw.get("narrowed"), **lists))
     return Policies(tuple(items))
