@@ -28,8 +28,9 @@ input's arrays of one shape tie (:func:`xamt.inputs.mutate.ties_input`), when th
 and ±inf (:func:`xamt.inputs.mutate.nonfinite_input`) and beyond the range the seed kept them
 in (:func:`xamt.inputs.mutate.out_of_range_inputs`), and every slot reaches every member;
 status-equivalent members must succeed or fail alike on deliberately invalid inputs and on
-negative values (:func:`xamt.inputs.mutate.status_probes`; NaN out of NaN-free input counts as a
-refusal) and accept the same probed dtypes.
+values beyond the seed's range (:func:`xamt.inputs.mutate.status_probes`; NaN out of NaN-free
+input counts as a refusal) and accept the same probed dtypes. A cross-library value group's
+domain of ranks is probed one rank above its seed (:meth:`_Validator._rank_domain`).
 """
 from __future__ import annotations
 
@@ -648,7 +649,7 @@ class _Validator:
         (:func:`~xamt.inputs.mutate.ties_input`): ``x > y`` and ``x >= y`` agree on random
         values and part on ties. Members of a component that parts are returned apart.
         ``special``: another input to agree on instead of the ties input (the non-finite one,
-        :func:`~xamt.inputs.mutate.nonfinite_input`)."""
+        :func:`~xamt.inputs.mutate.nonfinite_input`, or one beyond the seed's range)."""
         ties = ties_input(inp) if special is None else special
         if not components or ties is None:
             return components, []
