@@ -15,7 +15,7 @@ prints a table; writes JSON (``bench/results/findings.json`` by default) with:
 ``--verdicts FILE`` (JSON: a list of ``{"id", "verdict", "blame_right", "duplicate_of"}`` with
 verdicts ``real``, ``undocumented``, ``intended``, ``ours``) adds the read's shares.
 
-    python bench/findings_bench.py --out-dir /tmp/c16/cold --sample 20 --seed 20261202
+    python bench/findings_bench.py --out-dir xamt-out --sample 20 --seed 20261202
 """
 from __future__ import annotations
 
@@ -55,7 +55,8 @@ def main() -> int:
     ids = sorted(r["id"] for r in bugs)
     sample = sorted(random.Random(args.seed).sample(ids, min(args.sample, len(ids))))
     out = {
-        "out_dir": str(args.out_dir),
+        # the folder's own name only: a machine's paths stay out of the results
+        "out_dir": args.out_dir.name,
         "findings": len(records),
         "by_class": dict(Counter(r["class"] for r in records).most_common()),
         "bugs": len(bugs),
