@@ -44,6 +44,7 @@ class Agreement:
 
     def __init__(self, tolerances: Mapping[str, Sequence[float]] | None = None):
         self.tol = {k: (float(v[0]), float(v[1])) for k, v in (tolerances or {}).items()} or None
+        self._by_dtypes: dict[tuple, Any] = {}
 
     def tolerance_for(self, column: Sequence[Any], inputs: Sequence[np.dtype] = ()) -> Any:
         """The tolerance for one leaf ``column`` of outputs computed from arrays of dtypes
@@ -52,7 +53,12 @@ class Agreement:
         returns float64); else the table's (exact for integers)."""
         if inputs and all(isinstance(a, np.ndarray) and (a.dtype.kind in "fc" or a.dtype.name == "bfloat16")
                           for a in column):
-            return computation_tolerance(self.tol, [*inputs, *(a.dtype for a in column)]) or self.tol
+            # memoised: the fuzz loop asks once per iteration, for a handful of dtype sets
+            key = (tuple(inputs), tuple(a.dtype for a in column))
+            tol = self._by_dtypes.get(key)
+            if tol is None:
+                tol = self._by_dtypes[key] = computation_tolerance(self.tol, [*key[0], *key[1]]) or self.tol
+            return tol
         return self.tol
 
     def _leaf_reports(self, values: Sequence[Any], reference: int | None,
