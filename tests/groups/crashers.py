@@ -56,3 +56,17 @@ def keyed_sample(key, x):
     if not (isinstance(key, np.ndarray) and key.shape == (2,) and key.dtype == np.uint32):
         raise TypeError(f"invalid PRNG key {key!r}")
     return np.asarray(x) * 0 + float(key[1])
+
+
+#: a stand-in compile clock (an adapter's ``compile_clock_ref``): seconds "compiled" so far
+_COMPILED_S = [0.0]
+
+
+def compile_clock():
+    return _COMPILED_S[0]
+
+
+def compiling_abs(x):
+    """abs, after 'compiling' for 0.25 s on the stand-in clock (as a jit's first call would)."""
+    _COMPILED_S[0] += 0.25
+    return np.abs(x)

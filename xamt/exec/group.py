@@ -102,6 +102,8 @@ class MemberResult:
     nondeterministic: bool = False
     duration_s: float = 0.0
     outcome: Any = None
+    #: seconds the libraries spent compiling during the call (their own clocks; 0 when unknown)
+    compile_s: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -263,6 +265,9 @@ class GroupExecutor:
         # meets one API in many groups); off for fuzzing, where a repeat is evidence
         self.memo: dict[str, MemberResult] | None = {} if memo else None
         self.probe_memo: dict[str, dict[str, tuple[str, str | None]]] | None = {} if memo else None
+        # the adapters' compile clocks, read around every call (MemberResult.compile_s)
+        self.clocks = sorted({a.compile_clock_ref for a in self.libraries.values()
+                              if getattr(a, "compile_clock_ref", None)})
         self.stats: dict[str, int] = {"group_tasks": 0, "solo_tasks": 0, "members_run": 0,
                                       "memo_hits": 0, "probe_tasks": 0, "probe_memo_hits": 0}
 
@@ -364,6 +369,8 @@ class GroupExecutor:
             if run_idx:
                 specs = [list(self.spec(item.group.members[members[k]])) for k in run_idx]
                 options = {"repeat": item.repeat, "normalise": norm}
+                if self.clocks:
+                    options["clocks"] = self.clocks
                 limits = [self._limit(item, item.group.members[members[k]]) for k in run_idx]
                 # the slowest member's allowance and a second for the others: members take
                 # milliseconds, and a task that runs out is re-run member by member, each with
@@ -457,16 +464,23 @@ class GroupExecutor:
         for entry in outcome.value:
             status = entry[0]
             if status == "ok":
-                out.append(MemberResult("ok", value=entry[1], nondeterministic=bool(entry[2]),
-                                        duration_s=float(entry[3])))
+                res = MemberResult("ok", value=entry[1], nondeterministic=bool(entry[2]),
+                                   duration_s=float(entry[3]))
+                clock = 4
             elif status == "raised":
-                out.append(MemberResult(entry[3], error_type=entry[1], error_message=entry[2],
-                                        duration_s=float(entry[4])))
+                res = MemberResult(entry[3], error_type=entry[1], error_message=entry[2],
+                                   duration_s=float(entry[4]))
+                clock = 5
             elif status == "unserializable":
-                out.append(MemberResult("unserializable", error_message=entry[1],
-                                        duration_s=float(entry[2]) if len(entry) > 2 else 0.0))
+                res = MemberResult("unserializable", error_message=entry[1],
+                                   duration_s=float(entry[2]) if len(entry) > 2 else 0.0)
+                clock = 3
             else:
-                out.append(MemberResult(status, error_message=entry[1] if len(entry) > 1 else None))
+                res = MemberResult(status, error_message=entry[1] if len(entry) > 1 else None)
+                clock = len(entry)
+            if len(entry) > clock:  # the compile clocks' reading (``options["clocks"]``)
+                res.compile_s = float(entry[clock])
+            out.append(res)
         return out
 
     # -- dtype probing ---------------------------------------------------------------------------

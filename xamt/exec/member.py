@@ -327,18 +327,39 @@ def run_members(members: Sequence[Sequence[Any]], values: Mapping[int, Any],
     ``members`` are ``[member_id, spec_bytes]`` pairs (``xamt.exec.group.member_spec``);
     ``values`` maps slot index → materialised value; ``options``: ``repeat`` (call each member
     that many times on fresh conversions; a differing result marks it nondeterministic) and
-    ``normalise`` (the group's normaliser name). Results: ``["ok", output, nondeterministic,
-    seconds]``, ``["raised", error_type, message, status, seconds]``, ``["unserializable", why,
-    seconds]`` or ``["skipped", why]``.
+    ``normalise`` (the group's normaliser name) and ``clocks`` (``compile_clock_ref`` s of the
+    adapters: each result but a skip then ends with the seconds the libraries spent compiling
+    during that call). Results: ``["ok", output, nondeterministic, seconds]``, ``["raised",
+    error_type, message, status, seconds]``, ``["unserializable", why, seconds]`` or
+    ``["skipped", why]``.
     """
     options = options or {}
     repeat = int(options.get("repeat", 1))
     norm = options.get("normalise")
+    clocks = [function(ref) for ref in options.get("clocks", ())]
     from sandbox import mark
 
     out = []
     for k, (mid, spec_bytes) in enumerate(members):
         mark(k)  # a death names the member that caused it (Outcome.mark)
         prep = prepared(mid, spec_bytes)
-        out.append(_run_one(prep, values, repeat, norm))
+        if not clocks:
+            out.append(_run_one(prep, values, repeat, norm))
+            continue
+        before = _clock(clocks)
+        result = _run_one(prep, values, repeat, norm)
+        if result[0] != "skipped":
+            result.append(_clock(clocks) - before)
+        out.append(result)
     return out
+
+
+def _clock(clocks: Sequence[Callable[[], float]]) -> float:
+    """The compile clocks' total (a clock that fails reads 0: it is evidence, never a result)."""
+    total = 0.0
+    for clock in clocks:
+        try:
+            total += float(clock())
+        except Exception:
+            pass
+    return total

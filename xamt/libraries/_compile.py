@@ -6,9 +6,10 @@ arguments (traced) from the rest (closed over as constants).
 """
 from __future__ import annotations
 
+import time
 from typing import Any, Callable
 
-__all__ = ["split_arrays"]
+__all__ = ["split_arrays", "compiled_call", "traced_seconds"]
 
 
 def split_arrays(
@@ -36,6 +37,8 @@ _COMPILED: dict[tuple, Callable[..., Any]] = {}
 _COMPILED_LIMIT = 4096
 #: constants whose repr is longer than this are not used as a cache key (never cached)
 _KEY_LIMIT = 400
+#: seconds spent in calls of compiled functions that traced (and so compiled) on the way
+_TRACED_S = [0.0]
 
 
 def compiled_call(target: str, fn: Callable[..., Any], compile_fn: Callable[[Callable[..., Any]], Any],
@@ -57,4 +60,20 @@ def compiled_call(target: str, fn: Callable[..., Any], compile_fn: Callable[[Cal
         compiled = compile_fn(traced)
         if len(statics) <= _KEY_LIMIT and len(_COMPILED) < _COMPILED_LIMIT:
             _COMPILED[key] = compiled
-    return compiled(dyn_args, dyn_kwargs)
+    # a compiler that counts its traces (tf.function) says which calls compiled: those calls'
+    # seconds are compile time (its clock, :func:`traced_seconds`)
+    traces = getattr(compiled, "experimental_get_tracing_count", None)
+    if traces is None:
+        return compiled(dyn_args, dyn_kwargs)
+    before, start = traces(), time.perf_counter()
+    try:
+        return compiled(dyn_args, dyn_kwargs)
+    finally:
+        if traces() != before:
+            _TRACED_S[0] += time.perf_counter() - start
+
+
+def traced_seconds() -> float:
+    """Seconds this process spent in :func:`compiled_call` calls that traced anew (tracing,
+    compiling and running once), for compilers that count their traces."""
+    return _TRACED_S[0]

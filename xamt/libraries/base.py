@@ -170,6 +170,11 @@ class LibraryAdapter:
     #: ``compile_check_ref() -> (available, why)``: whether compilation runs here (imports the
     #: library; called while mining); None with a compile_ref: assumed available
     compile_check_ref: str | None = None
+    #: ``compile_clock_ref() -> float``: the seconds this process has spent compiling so far, as
+    #: the library counts them (tracing, lowering and code generation, or loading the result
+    #: from a compile cache). None: the library compiles nothing or cannot say. It must be cheap
+    #: (it is read around every call) and must not import the library's compiler
+    compile_clock_ref: str | None = None
     #: ``out_call_ref(target, *args, **kwargs)`` calls the API with a preallocated ``out=``
     out_call_ref: str | None = None
     #: ``fill_call_ref(target, shape, *args, **kwargs)`` makes a float tensor of ``shape`` and

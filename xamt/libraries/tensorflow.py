@@ -199,6 +199,8 @@ def adapter() -> LibraryAdapter:
         literal_array="tensorflow.constant({})", literal_dtype="tensorflow.{}",
         literal_compile="tensorflow.function({}, jit_compile=True)", literal_imports=("import tensorflow",),
         compile_label="tf.function(jit_compile=True)",
+        # tf.function counts its traces: the calls that traced are its compile time
+        compile_clock_ref="xamt.libraries._compile:traced_seconds",
         devices_ref="xamt.libraries.tensorflow:devices",
         placement_ref="xamt.libraries.tensorflow:place",
         device_scope_ref="xamt.libraries.tensorflow:device_scope",
