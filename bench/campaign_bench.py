@@ -10,9 +10,11 @@ same campaign twice: first with empty compile caches, then with the caches the f
 - group-iterations, executions, iterations/s; the CPU busy share (median of the samples, and
   overall); groups visited; per cross-library group the iterations (min, median, how many
   reached 100);
-- seconds spent in first (compiling) calls, as the campaign counted them, and for the warm run
-  the seconds of the first calls it shared with the cold run (same group and compile signature)
-  against the cold run's seconds for those;
+- compile seconds as the libraries count them (``compile_s``, by library: JAX's compile events,
+  Dynamo's compile times, tf.function calls that traced), and the warm run's against the cold
+  run's; the seconds of iterations in the slow lane (first calls at a new compile signature,
+  whatever they spent their time on), and for the warm run those of the first calls it shared
+  with the cold run (same group and compile signature) against the cold run's;
 - triage seconds, findings by class, time to the first and the tenth finding.
 
 Example: ``python bench/campaign_bench.py --store xamt-out --budget 20m --runs cold,warm``.
@@ -66,6 +68,72 @@ class _CpuSampler(threading.Thread):
         return 1.0 - idle / total if total else 0.0
 
 
+def _stat(pid: int) -> tuple[int, float] | None:
+    """(parent pid, CPU seconds) of a process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _role(pid: int, parent_role: str | None) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "other"
+    if "sandbox.zygote" in cmd:  # a zygote's forks keep its command line: its workers
+        return "sandbox workers" if parent_role in ("sandbox zygote", "sandbox workers") else "sandbox zygote"
+    if "replay_server" in cmd:
+        return "replays" if parent_role in ("replay server", "replays") else "replay server"
+    return parent_role if parent_role in ("sandbox workers", "replays") else "other"
+
+
+class _ProcessSampler(threading.Thread):
+    """CPU seconds of the campaign's processes by role (the driver, its sandbox zygotes and their
+    workers, the replay server and its replays), read from ``/proc`` twice a second. A process
+    that lives less than half a second may be missed: the figures are a lower bound."""
+
+    def __init__(self, root: int) -> None:
+        super().__init__(daemon=True)
+        self.root = root
+        self.stop = threading.Event()
+        self.cpu: dict[int, tuple[str, float]] = {}
+
+    def run(self) -> None:
+        while not self.stop.wait(0.5):
+            parents: dict[int, int] = {}
+            times: dict[int, float] = {}
+            for name in os.listdir("/proc"):
+                if name.isdigit():
+                    st = _stat(int(name))
+                    if st is not None:
+                        parents[int(name)], times[int(name)] = st
+            roles = {self.root: "driver"}
+            pending = [self.root]
+            children: dict[int, list[int]] = {}
+            for pid, ppid in parents.items():
+                children.setdefault(ppid, []).append(pid)
+            while pending:
+                pid = pending.pop()
+                for child in children.get(pid, []):
+                    roles[child] = _role(child, roles[pid])
+                    pending.append(child)
+            for pid, role in roles.items():
+                if pid in times:
+                    # a process keeps the role it was first seen in: an exiting one (a zombie)
+                    # has no command line left to tell
+                    self.cpu[pid] = (self.cpu[pid][0] if pid in self.cpu else role, times[pid])
+
+    def by_role(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for role, seconds in self.cpu.values():
+            out[role] = out.get(role, 0.0) + seconds
+        return {k: round(v, 1) for k, v in sorted(out.items())}
+
+
 def _figures(out: Path) -> dict:
     con = sqlite3.connect(out / "xamt.db")
     con.row_factory = sqlite3.Row
@@ -87,7 +155,9 @@ def _figures(out: Path) -> dict:
         "cross_iterations_min": cross_its[0] if cross_its else 0,
         "cross_iterations_median": statistics.median(cross_its) if cross_its else 0,
         "cross_groups_at_100": sum(1 for n in cross_its if n >= 100),
-        "compile_s": settings.get("compile_s", 0.0), "triage_s": settings.get("triage_s", 0.0),
+        "compile_s": settings.get("compile_s", 0.0),
+        "compile_by_library": settings.get("compile_by_library", {}),
+        "slow_lane_s": settings.get("slow_lane_s", 0.0), "triage_s": settings.get("triage_s", 0.0),
         "compiles": settings.get("compiles", []),
         "findings": sum(by_class.values()), "findings_by_class": by_class,
         "first_finding_s": times[0] if times else None,
@@ -114,16 +184,26 @@ def run_one(store: Path, out: Path, budget: str, libs: str | None, workers: int,
     sampler = _CpuSampler()
     sampler.start()
     start = time.monotonic()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    wall = time.monotonic() - start
+    with tempfile.TemporaryFile("w+") as so, tempfile.TemporaryFile("w+") as se:
+        child = subprocess.Popen(cmd, cwd=ROOT, stdout=so, stderr=se, text=True)
+        roles = _ProcessSampler(child.pid)
+        roles.start()
+        returncode = child.wait()
+        wall = time.monotonic() - start
+        so.seek(0)
+        se.seek(0)
+        proc = subprocess.CompletedProcess(cmd, returncode, so.read(), se.read())
+    roles.stop.set()
     sampler.stop.set()
     sampler.join()
+    roles.join()
     if proc.returncode != 0:
         raise SystemExit(f"xamt fuzz failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     fig = _figures(out)
     fig.update(wall_s=round(wall, 1), iterations_per_s=round(fig["iterations"] / max(fig["elapsed_s"], 1e-9), 1),
                cpu_busy_median=round(statistics.median(sampler.samples), 3) if sampler.samples else None,
                cpu_busy_overall=round(sampler.overall(), 3),
+               cpu_s_by_role=roles.by_role(),
                # the run's folder is a temporary one: named, not given as this machine's path
                command=" ".join(cmd[1:]).replace(str(out), f"<work>/{out.name}"),
                stdout_tail=proc.stdout[-1500:].replace(str(out), f"<work>/{out.name}"))
@@ -170,17 +250,26 @@ def main(argv: list[str] | None = None) -> int:
         results["runs"][name] = fig
         prev = work / name
     if "cold" in results["runs"] and "warm" in results["runs"]:
-        results["warm_vs_cold_compiles"] = _shared_compiles(results["runs"]["cold"], results["runs"]["warm"])
+        cold, warm = results["runs"]["cold"], results["runs"]["warm"]
+        results["warm_vs_cold_compiles"] = _shared_compiles(cold, warm)
+        results["warm_over_cold_compile_s"] = {
+            lib: round(warm["compile_by_library"].get(lib, 0.0) / t, 3)
+            for lib, t in sorted(cold["compile_by_library"].items()) if t} | {
+            "all": round(warm["compile_s"] / cold["compile_s"], 3) if cold["compile_s"] else None}
     rows = ["iterations", "iterations_per_s", "executions", "cpu_busy_median", "cpu_busy_overall",
             "groups_visited", "cross_iterations_min", "cross_iterations_median", "cross_groups_at_100",
-            "compile_s", "triage_s", "findings", "first_finding_s", "tenth_finding_s"]
+            "compile_s", "slow_lane_s", "triage_s", "findings", "first_finding_s", "tenth_finding_s"]
     print(f"{'figure':28}" + "".join(f"{n:>14}" for n in results["runs"]))
     for row in rows:
         print(f"{row:28}" + "".join(f"{str(r.get(row)):>14}" for r in results["runs"].values()))
     for name, r in results["runs"].items():
         print(f"{name}: findings by class {r['findings_by_class']}")
+    for name, r in results["runs"].items():
+        print(f"{name}: compile seconds by library {r['compile_by_library']}")
+        print(f"{name}: CPU seconds by process role {r['cpu_s_by_role']}")
     if "warm_vs_cold_compiles" in results:
-        print("first calls shared by both runs:", results["warm_vs_cold_compiles"])
+        print("compile seconds, warm over cold:", results["warm_over_cold_compile_s"])
+        print("slow-lane first calls shared by both runs:", results["warm_vs_cold_compiles"])
     for r in results["runs"].values():
         r["compiles"] = len(r["compiles"])  # the list itself stays in the runs' stores
     args.out.parent.mkdir(parents=True, exist_ok=True)

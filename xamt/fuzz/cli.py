@@ -57,7 +57,8 @@ def _run_fuzz(args: argparse.Namespace) -> int:
     res = run_campaign(cfg)
     print(f"campaign {res.campaign_id}: {res.groups} groups, {res.iterations} group-iterations "
           f"({res.iterations_per_s:.1f}/s), {res.executions} executions in {res.seconds:.0f}s")
-    print(f"groups visited: {res.groups_visited}; seconds in first (compiling) calls: {res.compile_s:.0f}")
+    print(f"groups visited: {res.groups_visited}; seconds compiling (the libraries' clocks): "
+          f"{res.compile_s:.0f}; in the slow lane (first calls): {res.slow_lane_s:.0f}")
     print(f"distinct divergences seen: {res.candidates}, triaged: {res.triaged} ({res.triage_s:.0f}s of "
           f"triage beside fuzzing), left untriaged: {res.not_triaged}; findings filed: {res.findings}"
           + (f" ({', '.join(f'{k} {v}' for k, v in sorted(res.by_class.items()))})" if res.by_class else ""))
