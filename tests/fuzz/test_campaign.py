@@ -162,6 +162,25 @@ def test_a_later_campaign_starts_with_the_apis_that_killed_workers_isolated(camp
     assert c.settings["pool"]["isolation"]["submitted"] > 0
 
 
+def test_a_member_that_keeps_killing_workers_is_left_out_and_its_group_goes_on(tmp_path, monkeypatch):
+    out = tmp_path / "quarantine"
+    # three members: once the aborting one is left out, two still compare
+    make_store(out, [group("t:negative3", ["numpy:negative", "numpy:negative",
+                                            "tests.fuzz.fakelib:negative_abort_on_inf"])])
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    res = run_campaign(FuzzConfig(out=out, libraries=["numpy"], budget_s=15, workers=2, seed=5, window=8,
+                                  timeout=5, progress=False, triage=False))
+    with Store(out / "xamt.db") as st:
+        c = FindingsStore(st).campaign(res.campaign_id)
+        its = st.query("SELECT iterations FROM group_stats WHERE group_key='t:negative3'")[0]["iterations"]
+    assert c.settings["quarantined"] == {"t:negative3": [2]}
+    # the API is still known as one that kills workers, but its group no longer runs apart
+    assert c.settings["isolated"] == {"apis": ["numpy:tests.fuzz.fakelib.negative_abort_on_inf"], "groups": 0}
+    deaths = c.settings["pool"].get("deaths", 0) + c.settings["pool"].get("isolation", {}).get("deaths", 0)
+    assert 3 <= deaths <= 3 + 2 * 8  # at most what was in flight when it was left out
+    assert its > 200
+
+
 def test_killed_campaign_resumes(tmp_path):
     out = tmp_path / "resume"
     make_store(out)

@@ -231,3 +231,38 @@ def test_isolated_groups_are_marked_and_few_are_in_flight():
     finish(sched, search, isolated[0])
     assert sched.isolated_inflight == 1
     assert [p.isolated for p in sched.propose(12, 0.0)] == [True]
+
+
+def test_a_group_whose_costly_member_was_left_out_is_forgiven():
+    groups = [group("hangs")] + [group(f"g{i}") for i in range(50)]
+    sched, search, _ = make(groups)
+    for _ in range(3000):
+        for prop in sched.propose(1, 0.0):
+            finish(sched, search, prop, 6.0 if prop.key == "hangs" else 0.001)
+    assert "hangs" in sched.capped
+    before = search.groups["hangs"].iterations
+    sched.forgive("hangs")  # its hanging member is left out: what runs now is cheap
+    assert "hangs" not in sched.capped and sched.charged["hangs"] == 0.0
+    for _ in range(8000):
+        for prop in sched.propose(1, 0.0):
+            finish(sched, search, prop)
+    assert before <= 2 and search.groups["hangs"].iterations >= sched.settings.floor
+
+
+def test_a_death_on_the_isolation_worker_costs_only_its_seconds():
+    settings = dataclasses.replace(load_settings(), death_cost_s=5.0)
+    sched, search, _ = make([group("a", cross=False), group("b", cross=False)], settings)
+    sched.isolated.add("a")
+    props = {p.key: p for p in sched.propose(2, 0.0)}
+    assert props["a"].isolated and not props["b"].isolated
+    for key in ("a", "b"):
+        sched.done(props[key], 0.01, ran=False, deaths=1, workers=[1], killed=[1])
+    assert sched.charged["a"] == pytest.approx(0.01)
+    assert sched.charged["b"] == pytest.approx(5.01)
+
+
+def test_a_negative_quarantine_setting_is_refused(tmp_path):
+    bad = tmp_path / "fuzzing.toml"
+    bad.write_text('[values]\ncycle = ["o"]\n[values.regimes]\no = {}\n[schedule]\nquarantine_after = -1\n')
+    with pytest.raises(DataFileError, match="quarantine_after"):
+        load_settings(bad)

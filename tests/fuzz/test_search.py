@@ -97,3 +97,23 @@ def test_novelty_is_optional_and_plain_reports_behave_as_before():
     s = Search({"g": [0.0]}, mutate=lambda k, p, r: p, seed=0, run_seeds=False)
     s.report("g", 1.0, 10.0)
     assert s.state("g").gain == pytest.approx(fitness(10.0))
+
+
+def test_draws_follow_the_weights_whoever_changed_a_state():
+    s = Search({k: [0.0] for k in "abcd"}, mutate=lambda k, p, r: p, seed=3)
+    keys = list("abcd")
+    s.groups["a"].gain = 50.0          # changed directly (a resumed campaign restores states so)
+    s.groups["d"].retired = True
+    draws = s.pick(keys, 4000)
+    assert "d" not in draws
+    assert draws.count("a") > 5 * draws.count("b") > 0
+    s.report("b", 0.0, 0.0, cost=1e-9)  # cheap now: drawn more than before
+    s.groups["a"].gain = 0.0
+    again = s.pick(keys, 4000)
+    assert again.count("b") > again.count("a") and again.count("c") > 0
+    # a subset of the keys, asked again after a state changed
+    assert set(s.pick(["c", "d"], 50)) == {"c"}
+    s.groups["c"].retired = True
+    assert s.pick(["c", "d"], 50) == []
+    # the exploring share is drawn among live groups only
+    assert set(s.pick(keys, 200)) <= {"a", "b"}

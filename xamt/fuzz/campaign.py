@@ -145,9 +145,11 @@ class FuzzResult:
     groups_diverging: int = 0
     #: distinct divergences never triaged (the budget ended first)
     not_triaged: int = 0
-    #: seconds triage worked (beside fuzzing) and seconds of iterations in the slow lane
+    #: seconds triage worked (beside fuzzing); seconds the libraries spent compiling, by their
+    #: own clocks (``compile_clock_ref``); seconds of iterations in the slow lane
     triage_s: float = 0.0
     compile_s: float = 0.0
+    slow_lane_s: float = 0.0
     #: groups that ran at least once
     groups_visited: int = 0
     #: with --ray: the nodes, iterations by node, nodes lost and jobs run again (one line)
@@ -286,6 +288,8 @@ class _Fuzzer:
         self.finding_times: list[float] = []
         #: seconds of every iteration that ran in the slow lane: (group, compile signature, s)
         self.compiles: list[tuple[str, str, float]] = []
+        # seconds the members' libraries spent compiling, by their own clocks
+        self.compile_by_library: collections.Counter[str] = collections.Counter()
         #: worker seconds by where they went (see _account), carried over by a resumed campaign
         self.worker_time: collections.Counter = collections.Counter(campaign.settings.get("worker_s", {}))
         self.worker_iterations: collections.Counter = collections.Counter(campaign.settings.get("worker_iterations", {}))
@@ -294,6 +298,10 @@ class _Fuzzer:
         #: one: their iterations go to the backend's isolation pool, if it has one
         self.killers: set[tuple[str, str]] = set()
         self._isolated: set[str] = set()
+        #: deaths (crash, hang, out of memory) per (group, member), and the members left out of
+        #: their group's iterations after ``quarantine_after`` of them (:meth:`_quarantine`)
+        self.strikes: collections.Counter = collections.Counter()
+        self.quarantined: dict[str, set[int]] = {}
         self._dirty: set[str] = set()
         self._since_checkpoint = 0
         self._last_checkpoint = 0.0
@@ -347,6 +355,9 @@ class _Fuzzer:
         for row in self.fs.counts_by(cid, "finding_class"):
             self.by_class[row["finding_class"]] = row["n"]
         self.finding_times = list(self.campaign.settings.get("finding_times_s", []))
+        for key, members in self.campaign.settings.get("quarantined", {}).items():
+            if key in self.groups:
+                self.quarantined[key] = {int(m) for m in members}
 
     def checkpoint(self, touched: Iterable[str], elapsed: float) -> None:
         """Commit the search state of ``touched`` groups and the campaign's counters (one
@@ -359,7 +370,7 @@ class _Fuzzer:
                 "iterations": st.iterations, "best": st.best_dispersion if np.isfinite(st.best_dispersion) else 1e308,
                 "gain": st.gain, "retired": st.retired, "cost": st.cost,
                 "executions": self.executions[key],
-                "corpus": [(f, item.to_json()) for f, item in st.corpus.entries],
+                "corpus": [(f, _input_json(item)) for f, item in st.corpus.entries],
                 "dispersions": self.dispersions[key][-200:],
             })))
         self.campaign.executions = sum(self.executions.values())
@@ -388,7 +399,11 @@ class _Fuzzer:
         # APIs whose calls killed a worker, and how many groups that isolated
         s["isolated"] = {"apis": sorted(f"{lib}:{name}" for lib, name in self.killers),
                          "groups": len(self._isolated)}
-        s["compile_s"] = round(sum(c[2] for c in self.compiles), 3)
+        # members left out of their groups (a resumed campaign starts with them left out)
+        s["quarantined"] = {k: sorted(v) for k, v in sorted(self.quarantined.items())}
+        s["compile_s"] = round(sum(self.compile_by_library.values()), 3)
+        s["compile_by_library"] = {k: round(v, 3) for k, v in sorted(self.compile_by_library.items())}
+        s["slow_lane_s"] = round(sum(c[2] for c in self.compiles), 3)
         s["compiles"] = [[k, hashlib.blake2b(sig.encode(), digest_size=6).hexdigest(), round(t, 4)]
                          for k, sig, t in self.compiles[:5000]]
 
@@ -523,9 +538,13 @@ class _Fuzzer:
         assert self.schedule is not None
         if prop.lane == SLOW:
             self.compiles.append((key, prop.input.compile_signature(), seconds))
+        for mi, r in zip(run.members, run.results):
+            if r.compile_s:
+                self.compile_by_library[run.group.members[mi].library] += r.compile_s
         deaths = len(run.killed)  # workers it killed (a raised MemoryError kills none)
         if deaths:
             self._note_killers(run)
+        self._quarantine(run)
         self._account(prop, run, seconds, deaths)
         returned = [r.duration_s for r in run.results if r.status not in DEATH_STATUSES
                     and r.status not in ("skipped", "cancelled", "unserializable")]
@@ -540,6 +559,40 @@ class _Fuzzer:
         self._since_checkpoint += 1
         if self._since_checkpoint >= self.window:  # a kill loses at most one window of results
             self.checkpoint(list(self._dirty), self.start_elapsed + self.elapsed())
+
+    def _quarantine(self, run: Any) -> None:
+        """Count each member's deaths in ``run``; one that reached ``quarantine_after`` is left
+        out of its group's later iterations while at least two members remain. Its deaths are
+        triaged already (two per cause), and a member that hangs or crashes on many inputs would
+        otherwise hold back the rest of its group (the cap) or fill the isolation worker."""
+        limit = self.settings.quarantine_after
+        if not limit:
+            return
+        key = run.group.key
+        for mi, r in zip(run.members, run.results):
+            if r.status not in DEATH_STATUSES:
+                continue
+            self.strikes[(key, mi)] += 1
+            out = self.quarantined.get(key, set())
+            if (self.strikes[(key, mi)] < limit or mi in out
+                    or len(run.group.members) - len(out) <= 2):
+                continue
+            self.quarantined[key] = out | {mi}
+            member = run.group.members[mi]
+            _log.info("quarantined %s:%s in %s after %d deaths", member.library, member.qualname, key,
+                      self.strikes[(key, mi)])
+            if self.schedule is not None:
+                self.schedule.forgive(key)
+            self._isolate_group(key)
+
+    def _isolate_group(self, key: str) -> None:
+        """Whether ``key`` runs apart: it does while a member it still calls is a killer."""
+        left_out = self.quarantined.get(key, ())
+        members = self.groups[key].members
+        if any((m.library, m.qualname) in self.killers for i, m in enumerate(members) if i not in left_out):
+            self._isolated.add(key)
+        else:
+            self._isolated.discard(key)
 
     def _note_killers(self, run: Any) -> None:
         """Remember the APIs whose calls died in ``run`` (the executor pins a death on the
@@ -557,7 +610,7 @@ class _Fuzzer:
         self.killers |= new
         for key, g in self.groups.items():
             if any((m.library, m.qualname) in new for m in g.members):
-                self._isolated.add(key)
+                self._isolate_group(key)
 
     def _account(self, prop: Proposal, run: Any, seconds: float, deaths: int) -> None:
         """Where the workers' time went (the campaign's settings keep it): by lane, by whether
@@ -668,11 +721,23 @@ class _Fuzzer:
             if prop.lane == SLOW:
                 allowance = max(self.cfg.timeout, 5.0 * self.schedule.first_call_s(prop.key))
             limit = self.schedule.call_limit(prop, self.cfg.timeout)
-        return ExecItem(group, prop.input, tag=prop.key, timeout=allowance, limit=limit,
+        left_out = self.quarantined.get(prop.key)
+        members = [i for i in range(len(group.members)) if i not in left_out] if left_out else None
+        return ExecItem(group, prop.input, members=members, tag=prop.key, timeout=allowance, limit=limit,
                         isolate=prop.isolated)
 
     def _grace(self) -> float:
         return min(30.0, 0.05 * self.cfg.budget_s)
+
+
+def _input_json(item: Any) -> Any:
+    """``item.to_json()``, kept on the input (inputs are immutable): a checkpoint writes every
+    corpus entry of each group it touched, most of them unchanged since the last one. Read-only."""
+    cached = item.__dict__.get("_json")
+    if cached is None:
+        cached = item.to_json()
+        object.__setattr__(item, "_json", cached)
+    return cached
 
 
 class _LocalBackend:
@@ -920,5 +985,6 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
                           not_triaged=len(fuzzer.not_triaged),
                           triage_s=float(campaign.settings.get("triage_s", 0.0)),
                           compile_s=float(campaign.settings.get("compile_s", 0.0)),
+                          slow_lane_s=float(campaign.settings.get("slow_lane_s", 0.0)),
                           groups_visited=sum(1 for st in fuzzer.search.groups.values() if st.iterations),
                           ray=_ray_line(campaign.settings.get("ray_run")))

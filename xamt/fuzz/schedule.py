@@ -28,6 +28,11 @@ campaign's time with that ranking under these rules, all the same for every grou
   iterations on a worker of their own at lower priority (``ExecItem.isolate``), at most
   ``isolated_inflight`` at a time, so the workers that hold everyone's compiled programs stop
   dying for the same API again and again.
+- **Members that keep dying are left out.** A member whose calls crashed, hung or ran out of
+  memory ``quarantine_after`` times in a group is left out of that group's later iterations
+  while at least two others remain (the campaign does it; its deaths are triaged already), and
+  what the group was charged is cleared (:meth:`Schedule.forgive`): the rest of the group is
+  fuzzed at the rate of its own calls.
 - **Hangs end early.** A call in the fast lane may take a multiple of what its group's calls
   took (:meth:`Schedule.call_limit`); triage tells a hang from a slow call afterwards.
 
@@ -91,6 +96,7 @@ class ScheduleSettings:
     first_call_factor: float = 3.0
     group_inflight: int = 2
     isolated_inflight: int = 4
+    quarantine_after: int = 3
 
 
 def load_settings(path: str | Path | None = None) -> ScheduleSettings:
@@ -126,9 +132,10 @@ def load_settings(path: str | Path | None = None) -> ScheduleSettings:
     at_least_one = ("window_per_worker", "slow_lanes", "group_inflight", "floor_burst", "isolated_inflight")
     positive = ("checkpoint_seconds", "group_cap_s", "group_cap_factor", "hang_floor_s", "hang_factor",
                 "first_call_factor")
-    if any(getattr(s, n) < 1 for n in at_least_one) or any(getattr(s, n) <= 0 for n in positive) or s.floor < 0:
+    if (any(getattr(s, n) < 1 for n in at_least_one) or any(getattr(s, n) <= 0 for n in positive)
+            or s.floor < 0 or s.quarantine_after < 0):
         raise DataFileError(f"{where} [schedule]: {', '.join(at_least_one)} must be at least 1, "
-                            f"{', '.join(positive)} positive and floor non-negative")
+                            f"{', '.join(positive)} positive, floor and quarantine_after non-negative")
     return s
 
 
@@ -449,8 +456,10 @@ class Schedule:
             self.slow_inflight -= 1
         if prop.lane == FAST or deaths:
             # a compilation is not charged; a call that died in the slow lane is (a group that
-            # hangs at every new signature would hold the slow lane otherwise)
-            self.charged[prop.key] += max(0.0, seconds) + deaths * self.settings.death_cost_s
+            # hangs at every new signature would hold the slow lane otherwise). A death on the
+            # isolation worker costs no one else's compiled programs: only its seconds count
+            death_cost = 0.0 if prop.isolated else self.settings.death_cost_s
+            self.charged[prop.key] += max(0.0, seconds) + deaths * death_cost
             if prop.key not in self.capped and self.charged[prop.key] > self._cap():
                 self.capped.add(prop.key)
                 self._open_keys = None
@@ -488,6 +497,15 @@ class Schedule:
             self.floor_deficit = max(0, self.floor_deficit - 1)
         if rate is not None:
             self._rate = rate
+
+    def forgive(self, key: Hashable) -> None:
+        """Clear what ``key`` was charged against its cap (and let it back in): the member that
+        cost it was left out (quarantined), so what runs from now on is another, cheaper group."""
+        self.charged[key] = 0.0
+        if key in self.capped:
+            self.capped.discard(key)
+            self._open_keys = None
+        self._suspect.discard(key)
 
     def summary(self) -> dict[str, Any]:
         """Figures for the progress line and the campaign's settings."""

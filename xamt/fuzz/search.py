@@ -113,6 +113,17 @@ class GroupState(Generic[T]):
     def weight(self) -> float:
         return 0.0 if self.retired else (1.0 + self.gain) / max(self.cost, COST_FLOOR)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name in _WEIGHT_FIELDS:  # whoever changed it, the search's weight table follows
+            watch = self.__dict__.get("_watch")
+            if watch is not None:
+                watch[0].add(watch[1])
+
+
+#: the fields :attr:`GroupState.weight` reads
+_WEIGHT_FIELDS = frozenset({"gain", "cost", "retired"})
+
 
 class Search(Generic[T]):
     """Chooses (group, input) pairs and learns from their dispersion.
@@ -153,6 +164,14 @@ class Search(Generic[T]):
                 corpus.add(it, 0.0)
             self.groups[key] = GroupState(corpus=corpus)
         self._keys = list(self.groups)
+        # the groups' weights as one array, refreshed where a state changed (a draw over
+        # thousands of groups reads it instead of every state's weight)
+        self._pos = {k: i for i, k in enumerate(self._keys)}
+        self._weights = np.array([self.groups[k].weight for k in self._keys], dtype=np.float64)
+        self._stale: set[Hashable] = set()
+        for key, st in self.groups.items():
+            object.__setattr__(st, "_watch", (self._stale, key))
+        self._subset: tuple[Sequence[Hashable], np.ndarray] | None = None
         self._pending_seeds: list[tuple[Hashable, T]] = (
             [(k, s) for k, items in seeds.items() for s in items] if run_seeds else [])
 
@@ -189,16 +208,30 @@ class Search(Generic[T]):
     def pick(self, keys: Sequence[Hashable], n: int) -> list[Hashable]:
         """``n`` group keys drawn from ``keys`` (with repetition): by weight with an exploring
         uniform share when guided, uniformly otherwise. Retired groups are never drawn."""
-        live = [k for k in keys if not self.groups[k].retired]
-        if not live or n <= 0:
+        if n <= 0 or not keys:
+            return []
+        w = self._weights_of(keys)
+        live = np.flatnonzero(w > 0.0)  # a live group's weight is positive, a retired one's 0
+        if not len(live):
             return []
         if not self.guided:
-            return [live[int(i)] for i in self.rng.integers(0, len(live), size=n)]
-        w = np.array([self.groups[k].weight for k in live], dtype=np.float64)
-        picks = self.rng.choice(len(live), size=n, p=w / w.sum())
+            return [keys[int(live[i])] for i in self.rng.integers(0, len(live), size=n)]
+        picks = self.rng.choice(len(w), size=n, p=w / w.sum())
         explore = self.rng.random(n) < EXPLORE
-        picks[explore] = self.rng.integers(0, len(live), size=int(explore.sum()))
-        return [live[int(i)] for i in picks]
+        picks[explore] = live[self.rng.integers(0, len(live), size=int(explore.sum()))]
+        return [keys[int(i)] for i in picks]
+
+    def _weights_of(self, keys: Sequence[Hashable]) -> np.ndarray:
+        """The current weights of ``keys`` (the index of the latest list asked for is kept:
+        callers ask for the same list again and again)."""
+        if self._stale:
+            for key in self._stale:
+                self._weights[self._pos[key]] = self.groups[key].weight
+            self._stale.clear()
+        if self._subset is None or self._subset[0] is not keys or len(self._subset[1]) != len(keys):
+            idx = np.fromiter((self._pos[k] for k in keys), dtype=np.intp, count=len(keys))
+            self._subset = (keys, idx)
+        return self._weights[self._subset[1]]
 
     def parent(self, key: Hashable, accept: Callable[[T], bool] | None = None) -> T | None:
         """The input to derive ``key``'s next one from: a corpus entry drawn by fitness when
