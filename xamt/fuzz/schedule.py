@@ -231,8 +231,10 @@ class Schedule:
         self._rate = 0.0  # completed iterations per second, smoothed (paces the floor)
         #: worker-seconds per group outside the slow lane, and the groups over their cap
         self.charged: collections.Counter = collections.Counter()
+        self._charged_total = 0.0  # sum(charged.values()), kept as it changes (asked per result)
         self.capped: set[Hashable] = set()
         self._open_keys: dict[str, list[Hashable]] | None = None
+        self._warm_keys: tuple[list[Hashable], list[Hashable]] | None = None
         #: per class: the key list drawn from and the keys drawn and not yet taken
         self._draws: dict[str, tuple[list[Hashable], collections.deque]] = {}
         self._next_release = 0.0
@@ -348,15 +350,23 @@ class Schedule:
         return self._open_keys[cls]
 
     def _cap(self) -> float:
-        total = sum(self.charged.values())
+        total = self._charged_total
         return max(self.settings.group_cap_s, self.settings.group_cap_factor * total / self._n_groups)
 
     def _compiled_proposal(self) -> Proposal | None:
         keys = self._open(_COMPILED)
         if self.slow_inflight >= self.settings.slow_lanes:
-            keys = [k for k in keys if self.warm[k]]  # only what runs without compiling
-            return self._guided_proposal(keys)
+            return self._guided_proposal(self._warm_open(keys))  # only what runs without compiling
         return self._guided_proposal(keys, _COMPILED)
+
+    def _warm_open(self, keys: list[Hashable]) -> list[Hashable]:
+        """The groups of ``keys`` (the compiled class's open list) that have compiled something,
+        listed anew only when ``keys`` changed or a group turned warm or cold (asked for at
+        every proposal while the slow lane is busy)."""
+        cached = self._warm_keys
+        if cached is None or cached[0] is not keys:
+            cached = self._warm_keys = (keys, [k for k in keys if self.warm[k]])
+        return cached[1]
 
     def call_limit(self, prop: Proposal, timeout: float) -> float | None:
         """Seconds each member's call of ``prop`` may take before it is ended as a timeout:
@@ -459,7 +469,9 @@ class Schedule:
             # hangs at every new signature would hold the slow lane otherwise). A death on the
             # isolation worker costs no one else's compiled programs: only its seconds count
             death_cost = 0.0 if prop.isolated else self.settings.death_cost_s
-            self.charged[prop.key] += max(0.0, seconds) + deaths * death_cost
+            charge = max(0.0, seconds) + deaths * death_cost
+            self.charged[prop.key] += charge
+            self._charged_total += charge
             if prop.key not in self.capped and self.charged[prop.key] > self._cap():
                 self.capped.add(prop.key)
                 self._open_keys = None
@@ -478,6 +490,7 @@ class Schedule:
         for pid in killed:
             for k in self._held.pop(pid, ()):
                 self.warm[k].clear()
+                self._warm_keys = None
                 self._home.pop(k, None)
         home = workers[-1] if workers and workers[-1] not in killed else None
         if home is not None and self._home.get(prop.key) != home:
@@ -487,10 +500,13 @@ class Schedule:
                 self._held.get(old, set()).discard(prop.key)
                 self.moves += 1
             self.warm[prop.key].clear()
+            self._warm_keys = None
             self._home[prop.key] = home
             self._held.setdefault(home, set()).add(prop.key)
         if ran:
             if home is not None or not workers:
+                if not self.warm[prop.key]:
+                    self._warm_keys = None  # warm now: among those drawn while the slow lane is busy
                 self.warm[prop.key].add(prop.input.compile_signature())
             self._cold_floor.discard(prop.key)
         if prop.key in self._floor_set and self.search.groups[prop.key].iterations < self.settings.floor:
@@ -501,6 +517,7 @@ class Schedule:
     def forgive(self, key: Hashable) -> None:
         """Clear what ``key`` was charged against its cap (and let it back in): the member that
         cost it was left out (quarantined), so what runs from now on is another, cheaper group."""
+        self._charged_total -= self.charged[key]
         self.charged[key] = 0.0
         if key in self.capped:
             self.capped.discard(key)
