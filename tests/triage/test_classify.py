@@ -53,6 +53,24 @@ def test_subnormal_via_rerun_with_flushed_inputs():
         assert cls([ref, out], 1, ref, {"x": x}, rerun_reference=rerun) is FindingClass.SUBNORMAL
 
 
+def test_flushing_explains_a_nan_before_the_nan_rules_do():
+    """XLA flushes -1e-45 to -0, and -0 * inf is NaN: the outlier's NaN where the reference
+    returns -inf is flush-to-zero, not a NaN bug (the reference on the flushed input says so)."""
+    x = np.array([1.0, -F32_SUB, 1.0, np.inf], np.float32)
+    with np.errstate(invalid="ignore"):
+        ref = np.prod(x, keepdims=True)
+        out = np.prod(flush_subnormals({"x": x})["x"], keepdims=True)
+    assert np.isneginf(ref).all() and np.isnan(out).all()
+
+    def rerun(inputs):
+        with np.errstate(invalid="ignore"):
+            return np.prod(inputs["x"], keepdims=True)
+
+    assert cls([ref, out], 1, ref, {"x": x}, rerun_reference=rerun) is FindingClass.SUBNORMAL
+    # the same NaN where flushing does not explain it stays a NaN finding
+    assert cls([ref, out], 1, ref, {"x": x}, rerun_reference=lambda inputs: ref) is FindingClass.NAN
+
+
 def test_subnormal_elementwise_without_rerun():
     x = np.array([1.0, F32_SUB, 2.0], np.float32)
     ref = np.array([1.0, 5.0, 2.0], np.float32)

@@ -230,7 +230,9 @@ def classify_value(
     """Class of the divergence of ``outputs[outlier]`` from ``reference`` on ``inputs``.
 
     ``rerun_reference(inputs)``, when given, evaluates the reference on other inputs (through the
-    sandbox) and returns its output or None; it is used for the flush-to-zero experiment.
+    sandbox) and returns its output or None; it is used for the flush-to-zero experiment, which
+    comes before the NaN rules: the reference on flushed inputs giving the outlier's result
+    explains a NaN too (``prod([1, -1e-45, inf])`` is NaN once -1e-45 is -0: -0 * inf).
     ``wide_reference``: the reference evaluated on the integer inputs widened to 64 bits (the
     exact result where the narrow one overflows); it decides integer overflow.
     """
@@ -241,6 +243,13 @@ def classify_value(
     c = _constant_factor(a, ref)
     if c is not None:
         return Classification(FindingClass.DEFAULT, f"outlier = {c:.6g} x reference on every element")
+    flushed = flush_subnormals(inputs)
+    has_sub = any(not np.array_equal(flushed[k], np.asarray(v), equal_nan=True) for k, v in inputs.items())
+    if has_sub and rerun_reference is not None:
+        ftz = rerun_reference(flushed)
+        if ftz is not None and np.asarray(ftz).shape == a.shape and _agree(a, np.asarray(ftz)):
+            return Classification(
+                FindingClass.SUBNORMAL, "reference on inputs flushed to zero matches the outlier")
     if _has_nan(inputs):
         if _nan_pattern_differs(a, ref):
             return Classification(FindingClass.NAN, "NaN in the inputs; NaN positions differ")
@@ -256,16 +265,9 @@ def classify_value(
         # the outlier's NaN where the reference computes a number
         return Classification(FindingClass.NAN, "NaN where the reference returns a number; every "
                                                 "other element agrees")
-    flushed = flush_subnormals(inputs)
-    if any(not np.array_equal(flushed[k], np.asarray(v), equal_nan=True) for k, v in inputs.items()):
-        if rerun_reference is not None:
-            ftz = rerun_reference(flushed)
-            if ftz is not None and np.asarray(ftz).shape == a.shape and _agree(a, np.asarray(ftz)):
-                return Classification(
-                    FindingClass.SUBNORMAL, "reference on inputs flushed to zero matches the outlier")
-        elif _diffs_within_subnormal_positions(a, ref, inputs):
-            return Classification(
-                FindingClass.SUBNORMAL, "every differing element sits where an input is subnormal")
+    if has_sub and rerun_reference is None and _diffs_within_subnormal_positions(a, ref, inputs):
+        return Classification(
+            FindingClass.SUBNORMAL, "every differing element sits where an input is subnormal")
     if wide_reference is not None and a.dtype.kind in "iu":
         why = _overflow(a, ref, np.asarray(wide_reference))
         if why:
