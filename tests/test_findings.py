@@ -125,3 +125,14 @@ def test_one_finding_per_root_cause_with_its_groups_and_dtypes_as_occurrences(tm
                        b"i", b"o")[1]
         policy = make_finding(cid, signature="flush-to-zero", finding_class=FindingClass.POLICY)
         assert not policy.is_bug and make_finding(cid).is_bug
+        # APIs of one family (a method and its function, one distribution's methods) fold into
+        # one finding; the family's other APIs are occurrences
+        first, n1 = fs.file(make_finding(cid, outlier_api="torch.lcm", signature="int-extreme",
+                                         summary={"family": "torch:lcm"}), b"i", b"o")
+        method, n2 = fs.file(make_finding(cid, outlier_api="torch.Tensor.lcm", signature="int-extreme",
+                                          group_key="function_method:lcm", summary={"family": "torch:lcm"}),
+                             b"i", b"o")
+        other, n3 = fs.file(make_finding(cid, outlier_api="torch.gcd", signature="int-extreme",
+                                         summary={"family": "torch:gcd"}), b"i", b"o")
+        assert n1 and not n2 and n3 and first == method != other
+        assert [o["group_key"] for o in fs.occurrences(first)] == ["sum/reduction", "function_method:lcm"]

@@ -100,9 +100,12 @@ class Finding:
     id: int | None = None
 
     def dedup_key(self) -> tuple[str, str, str]:
-        """The identity of a finding, its root cause: class, outlier and signature (the trigger
-        or refusal rule). The group and the dtype are occurrences, not identity."""
-        return (self.finding_class.value, self.outlier_api or "", self.signature)
+        """The identity of a finding, its root cause: class, the outlier's family (the
+        distribution it belongs to, or its operation in one library: ``summary["family"]``,
+        :func:`xamt.triage.dedup.api_family`; the outlier API where none is recorded) and
+        signature (the trigger or refusal rule). The group, the dtype and the API of one family
+        are occurrences, not identity."""
+        return (self.finding_class.value, self.summary.get("family") or self.outlier_api or "", self.signature)
 
     @property
     def is_bug(self) -> bool:
@@ -309,9 +312,11 @@ class FindingsStore:
         (:meth:`Finding.dedup_key`) only bumps ``hits`` and ``last_seen``, and records ``f``'s
         group and dtype as an occurrence."""
         with self.store.transaction():
+            cls, family, signature = f.dedup_key()
             row = self.store.query(
-                "SELECT id FROM findings WHERE finding_class=? AND outlier_api=? AND signature=?"
-                " ORDER BY id LIMIT 1", f.dedup_key())
+                "SELECT id FROM findings WHERE finding_class=? AND signature=?"
+                " AND coalesce(json_extract(summary, '$.family'), outlier_api)=? ORDER BY id LIMIT 1",
+                (cls, signature, family))
             if row:
                 fid = int(row[0]["id"])
                 self.store.execute(

@@ -47,14 +47,39 @@ def test_the_signature_is_the_trigger_the_rule_or_how_a_crash_died():
         finding_signature(FindingClass.NAN, {0: np.float32([np.nan])})
 
 
-def test_the_cause_before_triage_names_the_api_signal_and_trigger():
-    group = NS(key="g", members=[NS(qualname="numpy.exp"), NS(qualname="jax.numpy.exp")])
+def test_the_cause_before_triage_names_the_api_family_signal_and_trigger():
+    group = NS(key="g", members=[NS(qualname="numpy.exp", library="numpy", canonical="exp", call="function"),
+                                 NS(qualname="jax.numpy.exp", library="jax", canonical="exp", call="function")])
     cand = Candidate(group=group, input=None, values={0: np.float32([np.inf])}, members=[0, 1],
                      results=[], kind="value", member=1, signature="float32/1i")
-    assert cand.cause == ("jax.numpy.exp", "value", "+inf")
+    assert cand.cause() == ("jax:exp", "value", "+inf")
     status = Candidate(group=group, input=None, values={0: np.float32([np.inf])}, members=[0, 1],
                        results=[], kind="status", member=0, signature="ValueError: #")
-    assert status.cause == ("numpy.exp", "status", "ValueError: #")
+    assert status.cause() == ("numpy:exp", "status", "ValueError: #")
+
+
+def test_an_api_family_is_its_distribution_or_its_operation():
+    from xamt.triage.dedup import api_family
+
+    scipy = NS(qualified_parents=("scipy.stats",), namespaces=("scipy.stats", "scipy.stats.gamma"))
+    torch = NS(qualified_parents=(), namespaces=("torch", "torch.distributions"))
+
+    def m(lib, qualname, canonical, call="function"):
+        return NS(library=lib, qualname=qualname, canonical=canonical, call=call)
+
+    # one distribution's methods fold; another distribution's do not
+    assert api_family(m("scipy", "scipy.stats.gamma.pdf", "gamma_pdf"), scipy) == \
+        api_family(m("scipy", "scipy.stats.gamma.logpdf", "gamma_logpdf"), scipy) == "scipy:scipy.stats.gamma"
+    assert api_family(m("scipy", "scipy.stats.beta.pdf", "beta_pdf"), scipy) == "scipy:scipy.stats.beta"
+    # a constructed class's methods fold; a module's functions keep their operation
+    assert api_family(m("torch", "torch.distributions.Exponential.icdf", "exponential_icdf", "constructed"),
+                      torch) == "torch:torch.distributions.Exponential"
+    # function, method and in-place forms of one operation fold; compiled calls stay apart
+    forms = [m("torch", "torch.lcm", "lcm"), m("torch", "torch.Tensor.lcm", "lcm", "method"),
+             m("torch", "torch.Tensor.lcm_", "lcm", "method")]
+    assert {api_family(f, torch) for f in forms} == {"torch:lcm"}
+    assert api_family(m("torch", "torch.lcm", "lcm", "compiled"), torch) == "torch:lcm [compiled]"
+    assert api_family(m("torch", "torch.gcd", "gcd"), torch) == "torch:gcd"
 
 
 def test_triage_per_cause_is_checked(tmp_path):

@@ -76,3 +76,35 @@ def test_narrowed_compares_kinds():
     assert narrowed([i64], [i32]) and narrowed([f64, i32], [f32])
     assert not narrowed([i32], [i32]) and not narrowed([f32], [i64]) and not narrowed([i64], [f32])
     assert narrowed([np.dtype("complex128")], [np.dtype("complex64")])
+    # an int64 input beyond 32 bits wraps in a 32-bit computation, whatever dtype comes out
+    # (jax ldexp's exponent: float32 in, float32 out, int64 -2**63 as the exponent)
+    big = [np.array([1.0], np.float32), np.array([-2**63, 3], np.int64)]
+    assert narrowed([f32, i64], [f32], big)
+    assert not narrowed([f32, i64], [f32], [big[0], np.array([-2**31, 2**31 - 1], np.int64)])
+    assert narrowed([f32], [f32], [np.array([2**32], np.uint64)])
+    assert not narrowed([f32], [f32], [np.array([2**32 - 1], np.uint64), np.array([], np.int64)])
+
+
+def test_at_edge_reads_the_reference_against_the_computation_dtype():
+    from xamt.triage.policy import at_edge
+
+    f32_max = float(np.finfo(np.float32).max)
+    assert at_edge([np.array([1.96e38])], "float32")           # a float64 result near FLT_MAX
+    assert at_edge([np.array([2.2e232, np.nan])], "float32")   # past it: float32 overflows
+    assert not at_edge([np.array([4.2e20])], "float32")        # hypot(3e20, 3e20): far inside
+    assert not at_edge([np.array([0.0, np.inf, np.nan])], "float32")
+    assert at_edge([np.array([f32_max], np.float32)]) and not at_edge([np.array([1e300])], "float64")
+    assert at_edge([np.array([1e38 + 2e38j], np.complex64)])
+
+
+def test_the_edge_policy_matches_results_at_the_top_of_the_range_only():
+    pol = load_policies()
+    generic = NS(category="fft", canonical="ihfft")
+    hit = pol.match(FindingClass.VALUE, library="numpy", computation="float32", trigger="large",
+                    group=generic, edge=True)
+    assert hit is not None and hit.name == "overflow at the edge of the float range"
+    # not in half precision, where the edge (65504 / 1024) is where ordinary values live
+    assert pol.match(FindingClass.VALUE, library="numpy", computation="float16", trigger="large",
+                     group=generic, edge=True) is None
+    assert pol.match(FindingClass.VALUE, library="numpy", computation="float32", trigger="large",
+                     group=generic, edge=False) is None

@@ -487,9 +487,9 @@ class _Fuzzer:
             if seen["finding"] is not None:
                 self.fs.add_hit(seen["finding"], time.time())
             return False
-        cause = cand.cause
+        cause = cand.cause(self.adapters)
         if self.cause_tries[cause] >= self.triage_per_cause:
-            # the same API, signal and trigger went to triage enough times already: one root
+            # the same API family, signal and trigger went to triage enough times already: one root
             # cause, one finding; triage's time goes to causes not seen yet
             self.seen[pk] = {"finding": None, "outcome": "skipped: root cause already triaged", "hits": 1}
             self.dropped["root cause already triaged"] = self.dropped.get("root cause already triaged", 0) + 1

@@ -20,7 +20,7 @@ from xamt.exec.group import MemberResult
 from xamt.oracle import SignalKind
 
 __all__ = ["Candidate", "input_signature", "dominant_dtype", "finding_signature", "trigger",
-           "TRIGGERS", "RULE_CLASSES", "load_triage_per_cause"]
+           "TRIGGERS", "RULE_CLASSES", "load_triage_per_cause", "api_family"]
 
 #: classes keyed by the refusal rule their candidate carries, not by the input's values
 RULE_CLASSES = (FindingClass.STATUS, FindingClass.VALIDATION)
@@ -177,6 +177,25 @@ def load_triage_per_cause(path: Any = None) -> int:
     return n
 
 
+def api_family(member: Any, adapter: Any = None) -> str:
+    """What findings of one root cause fold under across APIs of one library: the distribution
+    an API computes for (``scipy.stats.gamma`` for its ``pdf`` and ``logpdf``, a constructed
+    ``torch.distributions.Exponential`` for its ``cdf`` and ``icdf``), else the operation's
+    canonical name (``torch.lcm``, ``torch.Tensor.lcm`` and ``torch.Tensor.lcm_`` are ``lcm``);
+    with the library, and apart when the call is compiled (an XLA bug is not the kernel's)."""
+    qualname = getattr(member, "qualname", "")
+    parent = qualname.rpartition(".")[0]
+    qualified = getattr(adapter, "qualified_parents", ()) or ()
+    modules = set(getattr(adapter, "namespaces", ()) or ())
+    if parent and (parent.rpartition(".")[0] in qualified
+                   or (getattr(member, "call", "") == "constructed" and parent not in modules)):
+        base = parent
+    else:
+        base = getattr(member, "canonical", None) or qualname
+    compiled = " [compiled]" if getattr(member, "call", "") == "compiled" else ""
+    return f"{getattr(member, 'library', '')}:{base}{compiled}"
+
+
 @dataclass
 class Candidate:
     """A raw divergence seen by the fuzz loop."""
@@ -193,11 +212,12 @@ class Candidate:
     #: divergence the refusal rule (:func:`xamt.oracle.error_key`)
     signature: str = ""
 
-    @property
-    def cause(self) -> tuple[str, str, str]:
-        """The root cause as the fuzz loop can tell it before triage: suspected API, signal and
-        the refusal rule (status), nothing more (a crash) or the :func:`trigger` of the input."""
-        api = self.group.members[self.members[self.member]].qualname
+    def cause(self, adapters: Mapping[str, Any] | None = None) -> tuple[str, str, str]:
+        """The root cause as the fuzz loop can tell it before triage: the suspected API's
+        family (:func:`api_family`, with ``adapters``), signal and the refusal rule (status),
+        nothing more (a crash) or the :func:`trigger` of the input."""
+        m = self.group.members[self.members[self.member]]
+        api = api_family(m, (adapters or {}).get(m.library))
         kind = str(getattr(self.kind, "value", self.kind))
         if kind == "status":
             return (api, kind, self.signature)

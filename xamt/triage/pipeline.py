@@ -36,8 +36,8 @@ from xamt.exec.normalise import leaves
 from xamt.log import get_logger
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
 from xamt.triage.classify import LOOSE_TOLERANCE, classify_value, flush_subnormals, ties_only
-from xamt.triage.dedup import Candidate, dominant_dtype, finding_signature, input_signature, trigger
-from xamt.triage.policy import Policies, computation_dtype, load_policies, narrowed
+from xamt.triage.dedup import Candidate, api_family, dominant_dtype, finding_signature, input_signature, trigger
+from xamt.triage.policy import Policies, at_edge, computation_dtype, load_policies, narrowed
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
     ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, load_call_order, pivot_order, upcast,
@@ -66,6 +66,14 @@ def structured_slots(inp: Any) -> set[int]:
     indices into another slot): the minimiser leaves them whole."""
     values = getattr(inp, "values", None) or {}
     return {slot for slot, v in values.items() if getattr(v, "structure", None)}
+
+
+def _arrays(values: Mapping[int, Any]) -> list[np.ndarray]:
+    """The input arrays of ``values`` (a slot's list of arrays flattened)."""
+    out: list[np.ndarray] = []
+    for v in values.values():
+        out.extend(a for a in (v if isinstance(v, list) else [v]) if isinstance(a, np.ndarray))
+    return out
 
 
 def widen_integers(values: Mapping[int, Any]) -> dict[int, Any] | None:
@@ -268,7 +276,9 @@ class Triage:
         return self._finish(cand, campaign_id, cls_name, outlier, values, ok, results, summary,
                             expect="value", ref_member=ref_member, ref_values=ref_values,
                             ref_label=ref_label,
-                            tol=(rep.tolerance.rtol, rep.tolerance.atol) if rep else (1e-5, 1e-8))
+                            tol=(rep.tolerance.rtol, rep.tolerance.atol) if rep else (1e-5, 1e-8),
+                            edge=isinstance(out_leaf, np.ndarray) and isinstance(ref_leaf, np.ndarray)
+                            and at_edge([ref_leaf], computation_dtype([*input_dtypes(values), out_leaf.dtype])))
 
     # -- status and internal errors ------------------------------------------------------------
     def _raised(self, cand: Candidate, campaign_id: int, *, internal: bool) -> TriageOutcome:
@@ -369,7 +379,11 @@ class Triage:
                 summary: dict[str, Any], *, expect: str, ref_member: int | None = None,
                 ref_values: dict[int, Any] | None = None, ref_label: str | None = None,
                 tol: tuple[float, float] = (1e-5, 1e-8), error_type: str | None = None,
-                crash_signal: int | None = None, crash_status: str | None = None) -> TriageOutcome:
+                crash_signal: int | None = None, crash_status: str | None = None,
+                edge: bool = False) -> TriageOutcome:
+        """File the finding: its policy (``edge``: the reference's result is at the edge of the
+        computation dtype's range, :func:`~xamt.triage.policy.at_edge`), root-cause key,
+        reproducer and replay."""
         from xamt.matching.model import cpu_twin
 
         group = cand.group
@@ -385,7 +399,8 @@ class Triage:
         computation = computation_dtype([*input_dtypes(values), *out_dtypes])
         policy = self.policies.match(cls_name, library=out_m.library, computation=computation,
                                      trigger=trigger(values), group=group,
-                                     narrowed=narrowed(input_dtypes(values), out_dtypes))
+                                     narrowed=narrowed(input_dtypes(values), out_dtypes, _arrays(values)),
+                                     edge=edge)
         if policy is not None:
             summary = {**summary, "policy": {"name": policy.name, "reason": policy.reason,
                                              "class": cls_name.value}}
@@ -410,6 +425,7 @@ class Triage:
                       **({"device": group.members[m].device} if group.members[m].device else {})}
                      for m, r in zip(members, results)],
             summary={**summary, **({"relation_score": score} if score is not None else {}),
+                     "family": api_family(out_m, self.adapters.get(out_m.library)),
                      "prekey": list(cand.prekey), "reference_api": (
                 group.members[ref_member].qualname if ref_member is not None else None)},
             input_recipe=cand.input.to_json() if hasattr(cand.input, "to_json") else {},

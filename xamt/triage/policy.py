@@ -19,13 +19,17 @@ from xamt.errors import DataFileError
 from xamt.findings import FindingClass
 from xamt.triage.dedup import TRIGGERS
 
-__all__ = ["Policy", "Policies", "load_policies", "computation_dtype", "narrowed"]
+__all__ = ["Policy", "Policies", "load_policies", "computation_dtype", "narrowed", "at_edge", "EDGE_FACTOR"]
 
 #: float dtypes from the lowest precision up: the computation ran in the first one present
 _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "complex64",
                     "float64", "complex128", "longdouble", "clongdouble")
 _KEYS = {"name", "classes", "libraries", "computation", "triggers", "categories", "canonical",
-         "reason", "narrowed"}
+         "reason", "narrowed", "edge"}
+#: "at the edge of the float range": within this factor of the dtype's largest finite value,
+#: where a sum of a few hundred elements, or one step of a recurrence, overflows
+EDGE_FACTOR = 2.0 ** 10
+_BFLOAT16_MAX = 3.3895313892515355e38
 
 
 def computation_dtype(dtypes: Iterable[np.dtype | str]) -> str | None:
@@ -53,16 +57,19 @@ class Policy:
     canonical: frozenset[str] | None = None
     #: True: only where the outlier returned a narrower dtype than the widest input of its kind
     narrowed: bool | None = None
+    #: True: only where an input float is at the edge of its dtype's range (:func:`at_edge`)
+    edge: bool | None = None
 
     def matches(self, finding_class: FindingClass, library: str | None, computation: str | None,
                 trigger: str, category: str | None, canonical: str | None,
-                narrowed: bool = False) -> bool:
+                narrowed: bool = False, edge: bool = False) -> bool:
         """Whether a finding with this evidence falls under the policy."""
         checks = ((self.libraries, library), (self.computation, computation),
                   (self.triggers, trigger), (self.categories, category),
                   (self.canonical, canonical))
         return (finding_class.value in self.classes
                 and (self.narrowed is None or self.narrowed == narrowed)
+                and (self.edge is None or self.edge == edge)
                 and all(allowed is None or value in allowed for allowed, value in checks))
 
 
@@ -73,17 +80,23 @@ class Policies:
     items: tuple[Policy, ...]
 
     def match(self, finding_class: FindingClass, *, library: str | None, computation: str | None,
-              trigger: str, group: Any, narrowed: bool = False) -> Policy | None:
+              trigger: str, group: Any, narrowed: bool = False, edge: bool = False) -> Policy | None:
         """The first policy the evidence matches, or None."""
         category = getattr(group, "category", None)
         canonical = getattr(group, "canonical", None)
         return next((p for p in self.items if p.matches(
-            finding_class, library, computation, trigger, category, canonical, narrowed)), None)
+            finding_class, library, computation, trigger, category, canonical, narrowed, edge)), None)
 
 
-def narrowed(inputs: Iterable[np.dtype], outputs: Iterable[np.dtype]) -> bool:
-    """Whether some output is a narrower integer or float than the widest input of its kind
-    (int64 in, int32 out): the computation ran in fewer bits than it was given."""
+def narrowed(inputs: Iterable[np.dtype], outputs: Iterable[np.dtype], values: Iterable[Any] = ()) -> bool:
+    """Whether a 32-bit computation could not hold what it was given: some output is a narrower
+    integer or float than the widest input of its kind (int64 in, int32 out), or an integer
+    array of ``values`` (the input arrays) holds a value beyond 32 bits (an int64 ``-2**63``
+    that a 32-bit computation wraps, whatever dtype it returns: ``ldexp``'s exponent)."""
+    for v in values:
+        if isinstance(v, np.ndarray) and v.dtype.kind in "iu" and v.dtype.itemsize > 4 and v.size:
+            if int(v.min()) < -2**31 or int(v.max()) >= 2**32 or (v.dtype.kind == "i" and int(v.max()) >= 2**31):
+                return True
     widest: dict[str, int] = {}
     for dt in inputs:
         kind = "i" if dt.kind in "iu" else "f" if dt.kind in "fc" else None
@@ -94,6 +107,24 @@ def narrowed(inputs: Iterable[np.dtype], outputs: Iterable[np.dtype]) -> bool:
         kind = "i" if dt.kind in "iu" else "f" if dt.kind in "fc" else None
         if kind and kind in widest and dt.itemsize // (2 if dt.kind == "c" else 1) < widest[kind]:
             return True
+    return False
+
+
+def at_edge(values: Iterable[Any], dtype: Any = None) -> bool:
+    """Whether a float array of ``values`` holds a finite value within :data:`EDGE_FACTOR` of
+    the largest finite value of ``dtype`` (default: the array's own), or beyond it: a float64
+    reference result of 2e38 is at the edge of float32 (3.4e38), one of 1e232 past it."""
+    for v in values:
+        if not (isinstance(v, np.ndarray) and v.size and (v.dtype.kind in "fc" or v.dtype.name == "bfloat16")):
+            continue
+        name = np.dtype(dtype).name if dtype is not None else v.dtype.name
+        base = {"complex64": "float32", "complex128": "float64"}.get(name, name)
+        top = _BFLOAT16_MAX if base == "bfloat16" else float(np.finfo(base).max)
+        with np.errstate(all="ignore"):
+            for p in ((v.real, v.imag) if v.dtype.kind == "c" else (v,)):
+                x = np.abs(p.astype(np.float64))
+                if (np.isfinite(x) & (x >= top / EDGE_FACTOR)).any():
+                    return True
     return False
 
 
@@ -127,8 +158,9 @@ def load_policies(path: str | Path | None = None) -> Policies:
             if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
                 raise DataFileError(f"{at} ({raw['name']}): {key!r} must be a non-empty list of strings")
             lists[key] = frozenset(value)
-        if "narrowed" in raw and not isinstance(raw["narrowed"], bool):
-            raise DataFileError(f"{at} ({raw['name']}): 'narrowed' must be true or false")
+        for flag in ("narrowed", "edge"):
+            if flag in raw and not isinstance(raw[flag], bool):
+                raise DataFileError(f"{at} ({raw['name']}): {flag!r} must be true or false")
         if "classes" not in lists:
             raise DataFileError(f"{at} ({raw['name']}): 'classes' is required")
         bad = sorted(lists["classes"] - known)
@@ -138,5 +170,5 @@ def load_policies(path: str | Path | None = None) -> Policies:
         if bad:
             raise DataFileError(f"{at} ({raw['name']}): unknown trigger(s) {bad}; known: {list(TRIGGERS)}")
         items.append(Policy(name=raw["name"], reason=" ".join(raw["reason"].split()),
-                            narrowed=raw.get("narrowed"), **lists))
+                            narrowed=raw.get("narrowed"), edge=raw.get("edge"), **lists))
     return Policies(tuple(items))
