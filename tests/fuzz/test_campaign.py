@@ -177,7 +177,7 @@ def test_a_member_that_keeps_killing_workers_is_left_out_and_its_group_goes_on(t
     # the API is still known as one that kills workers, but its group no longer runs apart
     assert c.settings["isolated"] == {"apis": ["numpy:tests.fuzz.fakelib.negative_abort_on_inf"], "groups": 0}
     deaths = c.settings["pool"].get("deaths", 0) + c.settings["pool"].get("isolation", {}).get("deaths", 0)
-    assert 3 <= deaths <= 3 + 2 * 8  # at most what was in flight when it was left out
+    assert 2 <= deaths <= 2 + 2 * 8  # at most what was in flight when it was left out
     assert its > 200
 
 

@@ -96,7 +96,7 @@ class ScheduleSettings:
     first_call_factor: float = 3.0
     group_inflight: int = 2
     isolated_inflight: int = 4
-    quarantine_after: int = 3
+    quarantine_after: int = 2
 
 
 def load_settings(path: str | Path | None = None) -> ScheduleSettings:
