@@ -128,12 +128,18 @@ def test_every_cross_library_group_reaches_the_floor():
     assert sched.floor_deficit == 0 and sched.summary()["floor_left"] == 0
 
 
-def test_a_group_that_hangs_waits_until_the_others_caught_up():
+def _with_a_hanging_group():
+    """50 cheap groups and one whose iterations take 6 s each, after 3,000 proposals."""
     groups = [group("hangs")] + [group(f"g{i}") for i in range(50)]
     sched, search, _ = make(groups)
     for _ in range(3000):
         for prop in sched.propose(1, 0.0):
             finish(sched, search, prop, 6.0 if prop.key == "hangs" else 0.001)
+    return sched, search
+
+
+def test_a_group_that_hangs_waits_until_the_others_caught_up():
+    sched, search = _with_a_hanging_group()
     assert "hangs" in sched.capped
     assert search.groups["hangs"].iterations <= 2
     assert min(search.groups[f"g{i}"].iterations for i in range(50)) > 10
@@ -234,11 +240,7 @@ def test_isolated_groups_are_marked_and_few_are_in_flight():
 
 
 def test_a_group_whose_costly_member_was_left_out_is_forgiven():
-    groups = [group("hangs")] + [group(f"g{i}") for i in range(50)]
-    sched, search, _ = make(groups)
-    for _ in range(3000):
-        for prop in sched.propose(1, 0.0):
-            finish(sched, search, prop, 6.0 if prop.key == "hangs" else 0.001)
+    sched, search = _with_a_hanging_group()
     assert "hangs" in sched.capped
     before = search.groups["hangs"].iterations
     sched.forgive("hangs")  # its hanging member is left out: what runs now is cheap

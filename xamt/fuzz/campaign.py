@@ -370,7 +370,7 @@ class _Fuzzer:
                 "iterations": st.iterations, "best": st.best_dispersion if np.isfinite(st.best_dispersion) else 1e308,
                 "gain": st.gain, "retired": st.retired, "cost": st.cost,
                 "executions": self.executions[key],
-                "corpus": [(f, _input_json(item)) for f, item in st.corpus.entries],
+                "corpus": [(f, item.json_form()) for f, item in st.corpus.entries],
                 "dispersions": self.dispersions[key][-200:],
             })))
         self.campaign.executions = sum(self.executions.values())
@@ -728,16 +728,6 @@ class _Fuzzer:
 
     def _grace(self) -> float:
         return min(30.0, 0.05 * self.cfg.budget_s)
-
-
-def _input_json(item: Any) -> Any:
-    """``item.to_json()``, kept on the input (inputs are immutable): a checkpoint writes every
-    corpus entry of each group it touched, most of them unchanged since the last one. Read-only."""
-    cached = item.__dict__.get("_json")
-    if cached is None:
-        cached = item.to_json()
-        object.__setattr__(item, "_json", cached)
-    return cached
 
 
 class _LocalBackend:

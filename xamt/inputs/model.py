@@ -154,6 +154,16 @@ class GroupInput:
             data["variant"] = self.variant
         return data
 
+    def json_form(self) -> dict[str, Any]:
+        """:meth:`to_json`, computed once and kept (inputs are immutable). Read-only: the
+        same dict is returned every time (a campaign's checkpoints write every corpus entry
+        of each group they touched, most of them unchanged since the last)."""
+        cached = self.__dict__.get("_json")
+        if cached is None:
+            cached = self.to_json()
+            object.__setattr__(self, "_json", cached)
+        return cached
+
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "GroupInput":
         slots = data.get("slots", {})

@@ -20,7 +20,7 @@ from xamt.exec.group import MemberResult
 from xamt.oracle import SignalKind
 
 __all__ = ["Candidate", "input_signature", "dominant_dtype", "finding_signature", "trigger",
-           "TRIGGERS", "RULE_CLASSES", "load_triage_per_cause", "api_family"]
+           "TRIGGERS", "RULE_CLASSES", "load_triage_per_cause", "api_family", "numeric_arrays"]
 
 #: classes keyed by the refusal rule their candidate carries, not by the input's values
 RULE_CLASSES = (FindingClass.STATUS, FindingClass.VALIDATION)
@@ -82,7 +82,8 @@ def dominant_dtype(values: Mapping[int, Any]) -> str | None:
     return None
 
 
-def _numeric_arrays(values: Mapping[int, Any]) -> list[np.ndarray]:
+def numeric_arrays(values: Mapping[int, Any]) -> list[np.ndarray]:
+    """The numeric input arrays of ``values`` (a slot's list of arrays flattened)."""
     out: list[np.ndarray] = []
     for v in values.values():
         items = v if isinstance(v, list) else [v]
@@ -138,7 +139,7 @@ def trigger(values: Mapping[int, Any]) -> str:
     of their own type. A finding is one per outlier API, class and trigger: the same cause
     seen in float32 and float64, or in two groups, is one finding."""
     found: set[str] = set()
-    arrays = _numeric_arrays(values)
+    arrays = numeric_arrays(values)
     for v in values.values():
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             arrays.append(np.asarray(v))

@@ -36,7 +36,8 @@ from xamt.exec.normalise import leaves
 from xamt.log import get_logger
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
 from xamt.triage.classify import LOOSE_TOLERANCE, classify_value, flush_subnormals, ties_only
-from xamt.triage.dedup import Candidate, api_family, dominant_dtype, finding_signature, input_signature, trigger
+from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_signature, input_signature,
+                               numeric_arrays, trigger)
 from xamt.triage.policy import Policies, at_edge, computation_dtype, load_policies, narrowed
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
@@ -66,14 +67,6 @@ def structured_slots(inp: Any) -> set[int]:
     indices into another slot): the minimiser leaves them whole."""
     values = getattr(inp, "values", None) or {}
     return {slot for slot, v in values.items() if getattr(v, "structure", None)}
-
-
-def _arrays(values: Mapping[int, Any]) -> list[np.ndarray]:
-    """The input arrays of ``values`` (a slot's list of arrays flattened)."""
-    out: list[np.ndarray] = []
-    for v in values.values():
-        out.extend(a for a in (v if isinstance(v, list) else [v]) if isinstance(a, np.ndarray))
-    return out
 
 
 def widen_integers(values: Mapping[int, Any]) -> dict[int, Any] | None:
@@ -399,7 +392,7 @@ class Triage:
         computation = computation_dtype([*input_dtypes(values), *out_dtypes])
         policy = self.policies.match(cls_name, library=out_m.library, computation=computation,
                                      trigger=trigger(values), group=group,
-                                     narrowed=narrowed(input_dtypes(values), out_dtypes, _arrays(values)),
+                                     narrowed=narrowed(input_dtypes(values), out_dtypes, numeric_arrays(values)),
                                      edge=edge)
         if policy is not None:
             summary = {**summary, "policy": {"name": policy.name, "reason": policy.reason,
