@@ -271,6 +271,7 @@ class SandboxPool(ZygoteClient, Deadlines):
         self._root = tempfile.mkdtemp(prefix="sandbox-")
         self._selector = selectors.DefaultSelector()
         self._wake_r, self._wake_w = os.pipe()
+        self._wake_pending = False  # a byte is in the wake pipe, not read yet (see _wake)
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self._selector.register(self._wake_r, selectors.EVENT_READ, ("wake", None))
@@ -307,6 +308,14 @@ class SandboxPool(ZygoteClient, Deadlines):
     def worker_pids(self) -> List[int]:
         """Process ids of the live workers (spares included), e.g. for monitoring."""
         return [w.pid for w in list(self._workers.values()) if w.pid is not None and w.state != DYING]
+
+    def idle_workers(self) -> int:
+        """How many of the ``workers`` slots run nothing now: what is queued belongs to other
+        workers' affinity keys (or nothing is queued). A caller that streams work can submit
+        more, which new or idle keys bring to the idle worker, instead of waiting."""
+        with self._lock:
+            busy = sum(1 for w in self._workers.values() if w.state == BUSY)
+        return max(0, self.workers - busy)
 
     def submit(self, task: Task) -> "Future[Outcome]":
         """Queue ``task``; the future resolves to its :class:`Outcome` (never to an exception).
@@ -415,8 +424,9 @@ class SandboxPool(ZygoteClient, Deadlines):
 
     def _wake(self) -> None:
         """Wake the manager thread (call with the lock held: the pipe closes under it)."""
-        if self._wake_w < 0:
-            return
+        if self._wake_w < 0 or self._wake_pending:
+            return  # one byte in the pipe wakes the manager once: a second adds nothing
+        self._wake_pending = True
         try:
             os.write(self._wake_w, b"\0")
         except BlockingIOError:
@@ -513,6 +523,10 @@ class SandboxPool(ZygoteClient, Deadlines):
                 pass
         except BlockingIOError:
             pass
+        # lowered after the read, under the lock: what was enqueued before is in _incoming for the
+        # next turn, and an enqueue after this writes a byte again
+        with self._lock:
+            self._wake_pending = False
 
     def _workers_busy(self) -> bool:
         return any(w.inflight for w in self._workers.values())

@@ -302,6 +302,7 @@ class _Fuzzer:
         #: their group's iterations after ``quarantine_after`` of them (:meth:`_quarantine`)
         self.strikes: collections.Counter = collections.Counter()
         self.quarantined: dict[str, set[int]] = {}
+        self.engine: Engine | None = None  # the loop, while :meth:`run` runs
         self._dirty: set[str] = set()
         self._since_checkpoint = 0
         self._last_checkpoint = 0.0
@@ -393,6 +394,8 @@ class _Fuzzer:
         s["finding_times_s"] = [round(t, 2) for t in self.finding_times[:10]]
         if self.schedule is not None:
             s["schedule"] = self.schedule.summary()
+        if self.engine is not None:
+            s["schedule"]["window_grown"] = self.engine.stats.grown
         s["worker_s"] = {k: round(v, 3) for k, v in sorted(self.worker_time.items())}
         s["worker_iterations"] = dict(sorted(self.worker_iterations.items()))
         s["costliest_groups"] = [[k, round(v, 3)] for k, v in self.worker_time_by_group.most_common(20)]
@@ -689,9 +692,9 @@ class _Fuzzer:
         stop = {"flag": False}
         prev = signal.getsignal(signal.SIGTERM)
         signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__("flag", True))
-        engine = Engine(self.groups, self.schedule, executor, window=self.window,
-                        make_item=self._item,
-                        on_result=self.on_result, on_tick=self.on_tick)
+        engine = self.engine = Engine(self.groups, self.schedule, executor, window=self.window,
+                                      max_window=self.window * self.settings.max_window_factor,
+                                      make_item=self._item, on_result=self.on_result, on_tick=self.on_tick)
         try:
             engine.run(deadline, lambda: self.start_elapsed + self.elapsed(), lambda: stop["flag"])
             self.iterations_run = self.campaign.iterations - iterations_before
@@ -903,7 +906,8 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
         settings = pool_settings(adapters.values(), out_dir=str(out))
         pool_kwargs = dict(preload=settings["preload"], warmup=settings["warmup"], env=settings["env"],
                            timeout=cfg.timeout, memory_limit=cfg.memory_limit, confirm=True, batch_size=8,
-                           max_tasks_per_worker=None, file_size_limit=settings["file_size_limit"])
+                           max_tasks_per_worker=None, file_size_limit=settings["file_size_limit"],
+                           help_after=schedule_settings.help_after_s)
         backend = _RayBackend(cfg, adapters, pool_kwargs) if cfg.ray else \
             _LocalBackend(SandboxPool(workers=cfg.workers, **pool_kwargs), pool_kwargs)
         pool = backend.pool

@@ -171,7 +171,9 @@ class Search(Generic[T]):
         self._stale: set[Hashable] = set()
         for key, st in self.groups.items():
             object.__setattr__(st, "_watch", (self._stale, key))
-        self._subset: tuple[Sequence[Hashable], np.ndarray] | None = None
+        #: id of a key list asked for → (the list, its groups' positions in the weight array); the
+        #: schedule alternates between a few lists (each class's open list, the warm ones)
+        self._subsets: dict[int, tuple[Sequence[Hashable], np.ndarray]] = {}
         self._pending_seeds: list[tuple[Hashable, T]] = (
             [(k, s) for k, items in seeds.items() for s in items] if run_seeds else [])
 
@@ -222,16 +224,19 @@ class Search(Generic[T]):
         return [keys[int(i)] for i in picks]
 
     def _weights_of(self, keys: Sequence[Hashable]) -> np.ndarray:
-        """The current weights of ``keys`` (the index of the latest list asked for is kept:
-        callers ask for the same list again and again)."""
+        """The current weights of ``keys`` (the index of each list asked for is kept: callers ask
+        for the same few lists again and again)."""
         if self._stale:
             for key in self._stale:
                 self._weights[self._pos[key]] = self.groups[key].weight
             self._stale.clear()
-        if self._subset is None or self._subset[0] is not keys or len(self._subset[1]) != len(keys):
+        entry = self._subsets.get(id(keys))
+        if entry is None or entry[0] is not keys or len(entry[1]) != len(keys):
+            if len(self._subsets) >= 16:
+                self._subsets.clear()  # lists the schedule replaced: their ids may be reused
             idx = np.fromiter((self._pos[k] for k in keys), dtype=np.intp, count=len(keys))
-            self._subset = (keys, idx)
-        return self._weights[self._subset[1]]
+            entry = self._subsets[id(keys)] = (keys, idx)
+        return self._weights[entry[1]]
 
     def parent(self, key: Hashable, accept: Callable[[T], bool] | None = None) -> T | None:
         """The input to derive ``key``'s next one from: a corpus entry drawn by fitness when

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,7 +169,7 @@ class ArrayRecipe:
         """The array this recipe describes (same recipe, same bits)."""
         dt = numpy_dtype(self.dtype)
         rng = np.random.Generator(np.random.PCG64(self.seed))
-        size = int(np.prod(self.shape, dtype=np.int64))
+        size = math.prod(self.shape)
         flat = self._ordinary(rng, dt, size)
         if size and self.edges:
             pool = boundary_values(self.dtype)
@@ -200,7 +201,9 @@ class ArrayRecipe:
         if dt.kind == "c":
             imag = rng.standard_normal(size) * scale
             return (vals + 1j * imag).astype(dt)
-        with np.errstate(over="ignore"):
+        if dt.itemsize >= vals.dtype.itemsize:
+            return vals.astype(dt)  # float64 holds every draw: nothing can overflow
+        with np.errstate(over="ignore"):  # a narrower float overflows to inf, as meant
             return vals.astype(dt)
 
     @staticmethod
