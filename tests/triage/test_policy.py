@@ -85,6 +85,18 @@ def test_narrowed_compares_kinds():
     assert not narrowed([f32], [f32], [np.array([2**32 - 1], np.uint64), np.array([], np.int64)])
 
 
+def test_a_dtype_argument_counts_as_an_input_of_its_kind():
+    """jax's astype(x, int64) returns int32 without x64: asked for 64 bits, got 32."""
+    from xamt.triage.policy import narrowed, requested_dtypes
+
+    values = {0: np.array([np.inf], np.float32), 1: np.dtype("int64"), 2: "same_kind"}
+    asked = requested_dtypes(values)
+    assert asked == [np.dtype("int64")]
+    assert narrowed([np.dtype("float32"), *asked], [np.dtype("int32")])
+    assert not narrowed([np.dtype("float32")], [np.dtype("int32")])
+    assert not narrowed([np.dtype("float32"), *asked], [np.dtype("int64")])
+
+
 def test_at_edge_reads_the_reference_against_the_computation_dtype():
     from xamt.triage.policy import at_edge
 

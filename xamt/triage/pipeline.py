@@ -38,7 +38,7 @@ from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
 from xamt.triage.classify import LOOSE_TOLERANCE, classify_value, flush_subnormals, ties_only
 from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_signature, input_signature,
                                numeric_arrays, trigger)
-from xamt.triage.policy import Policies, at_edge, computation_dtype, load_policies, narrowed
+from xamt.triage.policy import Policies, at_edge, computation_dtype, load_policies, narrowed, requested_dtypes
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
     ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, load_call_order, pivot_order, upcast,
@@ -392,7 +392,8 @@ class Triage:
         computation = computation_dtype([*input_dtypes(values), *out_dtypes])
         policy = self.policies.match(cls_name, library=out_m.library, computation=computation,
                                      trigger=trigger(values), group=group,
-                                     narrowed=narrowed(input_dtypes(values), out_dtypes, numeric_arrays(values)),
+                                     narrowed=narrowed([*input_dtypes(values), *requested_dtypes(values)],
+                                                       out_dtypes, numeric_arrays(values)),
                                      edge=edge)
         if policy is not None:
             summary = {**summary, "policy": {"name": policy.name, "reason": policy.reason,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
@@ -19,7 +19,8 @@ from xamt.errors import DataFileError
 from xamt.findings import FindingClass
 from xamt.triage.dedup import TRIGGERS
 
-__all__ = ["Policy", "Policies", "load_policies", "computation_dtype", "narrowed", "at_edge", "EDGE_FACTOR"]
+__all__ = ["Policy", "Policies", "load_policies", "computation_dtype", "narrowed", "requested_dtypes", "at_edge",
+           "EDGE_FACTOR"]
 
 #: float dtypes from the lowest precision up: the computation ran in the first one present
 _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "complex64",
@@ -108,6 +109,12 @@ def narrowed(inputs: Iterable[np.dtype], outputs: Iterable[np.dtype], values: It
         if kind and kind in widest and dt.itemsize // (2 if dt.kind == "c" else 1) < widest[kind]:
             return True
     return False
+
+
+def requested_dtypes(values: Mapping[Any, Any]) -> list[np.dtype]:
+    """The dtype arguments among slot ``values`` (``astype(x, int64)``): for :func:`narrowed` they
+    count as inputs of their kind, since asking for int64 and getting int32 is a narrowing too."""
+    return [v for v in values.values() if isinstance(v, np.dtype)]
 
 
 def at_edge(values: Iterable[Any], dtype: Any = None) -> bool:
