@@ -115,6 +115,8 @@ class Engine:
         self.executor = executor
         self.window = int(window)
         self.max_window = max(self.window, int(max_window or window))
+        self.starve_after = 0.02
+        self._idle_seen: float | None = None
         self._make_item = make_item
         self._on_result = on_result
         self._on_tick = on_tick
@@ -136,7 +138,7 @@ class Engine:
                 break
             free = self.window - len(self.inflight)
             starved = (free < self._chunk and self.inflight and len(self.inflight) < self.max_window
-                       and self._starved())
+                       and self._starved(now))
             if starved:
                 free = min(self._chunk, self.max_window - len(self.inflight))
                 self.stats.grown += len(self.inflight) + free > self.window
@@ -157,7 +159,13 @@ class Engine:
             self._on_tick(time.monotonic())
         return exhausted
 
-    def _starved(self) -> bool:
-        """Whether a worker idles while the window is full (an executor that cannot tell: no)."""
+    def _starved(self, now: float) -> bool:
+        """Whether a worker has idled for ``starve_after`` seconds, seen idle at every turn since
+        (a worker between two items is idle for an instant; an executor that cannot tell: no)."""
         idle = getattr(self.executor, "idle", None)
-        return bool(idle()) if idle is not None else False
+        if idle is None or not idle():
+            self._idle_seen = None
+            return False
+        if self._idle_seen is None:
+            self._idle_seen = now
+        return now - self._idle_seen >= self.starve_after
