@@ -82,6 +82,27 @@ def test_an_api_family_is_its_distribution_or_its_operation():
     assert api_family(m("torch", "torch.gcd", "gcd"), torch) == "torch:gcd"
 
 
+def test_a_validation_family_is_the_namespace_that_does_not_check():
+    from xamt.triage.dedup import validation_family
+
+    jax = NS(qualified_parents=("jax.scipy.stats",), namespaces=("jax.scipy.stats", "jax.scipy.stats.pareto"))
+    torch = NS(qualified_parents=(), namespaces=("torch", "torch.special", "torch.distributions"))
+
+    def m(lib, qualname, canonical, call="function"):
+        return NS(library=lib, qualname=qualname, canonical=canonical, call=call)
+
+    # every distribution of a namespace that does not validate is one cause
+    assert validation_family(m("jax", "jax.scipy.stats.pareto.sf", "pareto_sf"), jax) == \
+        validation_family(m("jax", "jax.scipy.stats.binom.pmf", "binom_pmf"), jax) == "jax:jax.scipy.stats"
+    assert validation_family(m("torch", "torch.distributions.Laplace.icdf", "laplace_ppf", "constructed"),
+                             torch) == "torch:torch.distributions"
+    # a module's functions fold under the module; another module stays apart; compiled apart
+    assert validation_family(m("torch", "torch.special.airy_ai", "airy_ai"), torch) == "torch:torch.special"
+    assert validation_family(m("torch", "torch.lcm", "lcm"), torch) == "torch:torch"
+    assert validation_family(m("torch", "torch.special.airy_ai", "airy_ai", "compiled"), torch) == \
+        "torch:torch.special [compiled]"
+
+
 def test_triage_per_cause_is_checked(tmp_path):
     assert load_triage_per_cause() >= 1
     bad = tmp_path / "triage.toml"

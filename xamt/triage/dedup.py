@@ -20,7 +20,8 @@ from xamt.exec.group import MemberResult
 from xamt.oracle import SignalKind
 
 __all__ = ["Candidate", "input_signature", "dominant_dtype", "finding_signature", "trigger",
-           "TRIGGERS", "RULE_CLASSES", "load_triage_per_cause", "api_family", "numeric_arrays"]
+           "TRIGGERS", "RULE_CLASSES", "load_triage_per_cause", "api_family", "validation_family",
+           "numeric_arrays"]
 
 #: classes keyed by the refusal rule their candidate carries, not by the input's values
 RULE_CLASSES = (FindingClass.STATUS, FindingClass.VALIDATION)
@@ -195,6 +196,21 @@ def api_family(member: Any, adapter: Any = None) -> str:
         base = getattr(member, "canonical", None) or qualname
     compiled = " [compiled]" if getattr(member, "call", "") == "compiled" else ""
     return f"{getattr(member, 'library', '')}:{base}{compiled}"
+
+
+def validation_family(member: Any, adapter: Any = None) -> str:
+    """The family of a *validation* finding (the API accepts an input that others refuse): the
+    namespace the API lives in (``jax.scipy.stats`` for every jax distribution, ``torch.special``,
+    ``torch.distributions`` for a constructed distribution). Whether a namespace checks its
+    arguments is that namespace's policy, one cause, whichever of its APIs showed it."""
+    family = api_family(member, adapter)
+    library, _, base = family.partition(":")
+    compiled = " [compiled]" if base.endswith(" [compiled]") else ""
+    base = base.removesuffix(" [compiled]")
+    qualname = getattr(member, "qualname", "")
+    # a distribution's family is its class or module: the namespace holds it; else the API's module
+    namespace = base.rpartition(".")[0] if base != qualname and "." in base else qualname.rpartition(".")[0]
+    return f"{library}:{namespace or base}{compiled}"
 
 
 @dataclass
