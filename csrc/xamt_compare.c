@@ -151,14 +151,23 @@ static inline void elem_real(acc_t *A, int64_t j, double a, double b, double ab,
     }
 }
 
+/* One part of a complex value that has an infinite part: infinite parts must be equal, finite
+ * ones agree within the tolerance of their own magnitude (|ref| is infinite: no scale there). */
+static inline int part_close(double x, double b, double rtol, double atol)
+{
+    if (!isfin(x) || !isfin(b)) return x == b;
+    return fabs(x - b) <= atol + rtol * fabs(b);
+}
+
 static inline void elem_cplx(acc_t *A, int64_t j, double ar, double ai, double br, double bi,
-                             double ab, double thr, double tau, double uscale, double umin, int sz)
+                             double ab, double thr, double tau, double uscale, double umin, int sz,
+                             double rtol, double atol)
 {
     int an = ar != ar || ai != ai, bn = br != br || bi != bi;
     if (an || bn) {
         if (!(an && bn)) mark(A, CAT_NAN, j);
     } else if (!isfin(ar) || !isfin(ai) || !isfin(br) || !isfin(bi)) {
-        if (!(ar == br && ai == bi)) mark(A, CAT_INF, j);
+        if (!(part_close(ar, br, rtol, atol) && part_close(ai, bi, rtol, atol))) mark(A, CAT_INF, j);
     } else {
         double d = hypot(ar - br, ai - bi);
         upd_stats(A, d, ab, tau, ulp_at(ab, uscale, umin));
@@ -1123,7 +1132,7 @@ static int run_cplx(const ctx_t *c, const void *const *src, const int *code)
             for (a = 0; a < ka; a++)
                 if (a != c->refpos)
                     elem_cplx(&c->acc[a], j0 + j, vr[a], vi[a], br, bi, ab, thr, tau,
-                              c->uscale[a], c->umin[a], c->sz);
+                              c->uscale[a], c->umin[a], c->sz, c->rtol, c->atol);
         }
     }
     free(mem);

@@ -62,6 +62,16 @@ def test_infinities(cmp):
     assert rep.members[1].max_abs_diff == 0.0  # no finite pair differs
 
 
+def test_complex_with_an_infinite_part_compares_each_part(cmp):
+    """inf-403.65152j in float32 against inf-403.6515197j: the infinite parts are equal, the finite
+    ones agree within the tolerance of their own magnitude (|ref| is infinite, no scale)."""
+    a = np.array([complex(inf, -403.6515197), complex(inf, 0.0), complex(inf, 1.0), complex(1.0, inf)])
+    b = np.array([complex(inf, -403.65152), complex(inf, -0.0), complex(-inf, 1.0), complex(1.5, inf)])
+    rep = cmp([a, b], reference=0, tol=Tolerance(rtol=1e-6, atol=1e-5))
+    assert counts(rep, 1) == (0, 2, 0, 0)  # the sign of an infinite part, a finite part 50 % off
+    assert rep.members[1].first_mismatch == 2
+
+
 def test_signed_zero_only_when_asked(cmp):
     a, b = f64([0.0, -0.0, 1.0]), f64([-0.0, -0.0, 1.0])
     assert cmp([a, b], reference=0).agree

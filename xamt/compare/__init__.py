@@ -32,7 +32,9 @@ Tolerance
 
 Element semantics: member value a against reference value r, in this order
     * NaN (complex: either part NaN): both NaN agree; exactly one NaN is a ``nan_mismatch``.
-    * infinite (complex: a part infinite): equal values agree (+inf == +inf), else ``inf_mismatch``.
+    * infinite (complex: a part infinite): equal values agree (+inf == +inf), else ``inf_mismatch``;
+      a complex value compares part by part there: infinite parts equal, finite parts within
+      ``atol + rtol*|r part|`` (inf-403.65152j against inf-403.6515197j agrees).
     * both finite: ``d = |a - r|`` (complex: ``hypot`` of the difference); ``d > atol + rtol*|r|``
       is a ``value_mismatch``. Otherwise, with ``signed_zero=True``, -0.0 against +0.0 (complex:
       in either part) is a ``signed_zero_mismatch``. Everything else agrees.

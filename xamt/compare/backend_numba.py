@@ -355,6 +355,15 @@ def _kernel_real(addrs, codes, refpos, n, rtol, atol, tolzero, sz, uscale, umin,
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _part_close(x, b, rtol, atol):
+    # one part of a complex value that has an infinite part: infinite parts must be equal, finite
+    # ones agree within the tolerance of their own magnitude (|ref| is infinite: no scale there)
+    if not _isfin(x) or not _isfin(b):
+        return x == b
+    return abs(x - b) <= atol + rtol * abs(b)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def _kernel_cplx(addrs, codes, refpos, n, rtol, atol, tolzero, sz, uscale, umin, cnt, first, mx):
     ka = addrs.shape[0]
     vr = np.empty(ka)
@@ -384,7 +393,7 @@ def _kernel_cplx(addrs, codes, refpos, n, rtol, atol, tolzero, sz, uscale, umin,
                 if not (an and bn):
                     _mark(cnt, first, a, 0, j)
             elif not _isfin(ar) or not _isfin(ai) or not bfin:
-                if not (ar == br and ai == bi):
+                if not (_part_close(ar, br, rtol, atol) and _part_close(ai, bi, rtol, atol)):
                     _mark(cnt, first, a, 1, j)
             else:
                 d = math.hypot(ar - br, ai - bi)

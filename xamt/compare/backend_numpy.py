@@ -88,6 +88,13 @@ def _reference_real(X: np.ndarray) -> np.ndarray:
     return ref
 
 
+def _parts_close(x: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """Elementwise: equal where either is not finite, else ``|x - b| <= atol + rtol * |b|``."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        fin = np.isfinite(x) & np.isfinite(b)
+        return np.where(fin, np.abs(x - b) <= atol + rtol * np.abs(b), x == b)
+
+
 def _reference_complex(X: np.ndarray) -> np.ndarray:
     nan = np.isnan(X.real) | np.isnan(X.imag)
     fin = np.isfinite(X.real) & np.isfinite(X.imag)
@@ -216,7 +223,9 @@ class NumpyBackend:
             xf = np.isfinite(x.real) & np.isfinite(x.imag)
             bf = np.isfinite(b.real) & np.isfinite(b.imag)
             some_inf = neither_nan & ~(xf & bf)
-            inf_mm = some_inf & ~((x.real == b.real) & (x.imag == b.imag))
+            # with an infinite part, each part on its own: infinite parts equal, finite ones within
+            # the tolerance of their own magnitude (|ref| is infinite: no scale for them there)
+            inf_mm = some_inf & ~(_parts_close(x.real, b.real, rtol, atol) & _parts_close(x.imag, b.imag, rtol, atol))
             fin = neither_nan & xf & bf
             d = np.hypot(x.real - b.real, x.imag - b.imag)
             val_mm = fin & (d > thr)
