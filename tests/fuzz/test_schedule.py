@@ -222,6 +222,13 @@ def test_the_call_limit_follows_the_groups_own_calls():
     (prop,) = sched.propose(1, 0.0)
     assert sched.call_limit(prop, 10.0) == pytest.approx(min(10.0, settings.hang_factor * 0.1))
     assert sched.call_limit(dataclasses.replace(prop, lane=SLOW), 10.0) is None
+    # once an iteration of the group killed its worker, the slow lane keeps to --timeout (a hang
+    # under a compiler would hold a worker for the whole compile allowance); a clean one lifts it
+    sched.done(prop, 10.0, ran=False, deaths=1, workers=(7,), killed=(7,))
+    assert sched.call_limit(dataclasses.replace(prop, lane=SLOW), 10.0) == 10.0
+    sched.inflight[prop.key] += 1
+    sched.done(prop, 0.1, ran=True, slowest_call=0.1)
+    assert sched.call_limit(dataclasses.replace(prop, lane=SLOW), 10.0) is None
 
 
 def test_isolated_groups_are_marked_and_few_are_in_flight():

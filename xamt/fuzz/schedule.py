@@ -376,9 +376,11 @@ class Schedule:
         build's timing before the first), and at least ``first_call_factor`` times its slowest
         first call in the registry build (a compiler that compiles again after all, a worker
         that has just started) and ``hang_floor_s``; at most ``timeout``. None in the slow
-        lane, where a call may compile for as long as its allowance says."""
+        lane, where a call may compile for as long as its allowance says, unless the group's
+        latest iteration killed its worker: then ``timeout`` (a compiled call that hangs would
+        otherwise hold a worker for the whole compile allowance, a minute, every time)."""
         if prop.lane == SLOW:
-            return None
+            return float(timeout) if prop.key in self._suspect else None
         s = self.settings
         return min(float(timeout), max(s.hang_floor_s, s.hang_factor * self._slowest_call[prop.key],
                                         s.first_call_factor * self._slowest_first[prop.key]))
