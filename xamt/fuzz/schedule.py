@@ -131,9 +131,10 @@ def load_settings(path: str | Path | None = None) -> ScheduleSettings:
     for name in ("structural", "structural_compiled", "compiled_share", "floor_by"):
         if not 0.0 <= getattr(s, name) <= 1.0:
             raise DataFileError(f"{where} [schedule]: {name} must be within [0, 1]")
-    at_least_one = ("window_per_worker", "max_window_factor", "slow_lanes", "group_inflight", "floor_burst", "isolated_inflight")
-    positive = ("checkpoint_seconds", "help_after_s", "group_cap_s", "group_cap_factor", "hang_floor_s", "hang_factor",
-                "first_call_factor")
+    at_least_one = ("window_per_worker", "max_window_factor", "slow_lanes", "group_inflight", "floor_burst",
+                    "isolated_inflight")
+    positive = ("checkpoint_seconds", "help_after_s", "group_cap_s", "group_cap_factor", "hang_floor_s",
+                "hang_factor", "first_call_factor")
     if (any(getattr(s, n) < 1 for n in at_least_one) or any(getattr(s, n) <= 0 for n in positive)
             or s.floor < 0 or s.quarantine_after < 0):
         raise DataFileError(f"{where} [schedule]: {', '.join(at_least_one)} must be at least 1, "
