@@ -309,14 +309,6 @@ class SandboxPool(ZygoteClient, Deadlines):
         """Process ids of the live workers (spares included), e.g. for monitoring."""
         return [w.pid for w in list(self._workers.values()) if w.pid is not None and w.state != DYING]
 
-    def idle_workers(self) -> int:
-        """How many of the ``workers`` slots run nothing now: what is queued belongs to other
-        workers' affinity keys (or nothing is queued). A caller that streams work can submit
-        more, which new or idle keys bring to the idle worker, instead of waiting."""
-        with self._lock:
-            busy = sum(1 for w in self._workers.values() if w.state == BUSY)
-        return max(0, self.workers - busy)
-
     def submit(self, task: Task) -> "Future[Outcome]":
         """Queue ``task``; the future resolves to its :class:`Outcome` (never to an exception).
 

@@ -83,66 +83,6 @@ def test_the_loop_ticks_and_stops_when_asked():
     assert time.monotonic() - start < 2.0 and len(ticks) >= 5 and len(engine.inflight) == 1
 
 
-class _TwoWorkers(FakeExecutor):
-    """Worker 0 is stuck in one long call and owns every ``stuck`` item behind it; worker 1 runs
-    the ``free`` ones at once. ``idle()`` says whether worker 1 has nothing to do."""
-
-    def __init__(self):
-        super().__init__(slow_s=60.0)
-        self.free_running = 0
-
-    def submit(self, token, item):
-        self.inflight += 1
-        self.peak = max(self.peak, self.inflight)
-        if item.key == "free":
-            self.free_running += 1
-            threading.Timer(0.002, lambda: self.done.put((token, SimpleNamespace(key="free")))).start()
-
-    def wait(self, timeout):
-        out = super().wait(timeout)
-        self.free_running -= len(out)
-        return out
-
-    def idle(self):
-        return self.free_running == 0
-
-
-class _Alternating:
-    """Proposals alternate between the stuck worker's groups and the free worker's."""
-
-    def __init__(self):
-        self.n = 0
-
-    def propose(self, n, elapsed):
-        out = []
-        for _ in range(n):
-            self.n += 1
-            out.append(Proposal("stuck" if self.n % 2 else "free", None, FAST, "values:ordinary", 0.0))
-        return out
-
-
-def _grow_run(max_window):
-    ex = _TwoWorkers()
-    done = []
-    engine = Engine({"stuck": "S", "free": "F"}, _Alternating(), ex, window=8, max_window=max_window,
-                    make_item=lambda g, p: SimpleNamespace(key=p.key),
-                    on_result=lambda p, run: done.append(p.key), on_tick=lambda now: None, poll=0.01)
-    start = time.monotonic()
-    engine.run(start + 1.0, lambda: time.monotonic() - start, lambda: False)
-    return engine, ex, done
-
-
-def test_the_window_grows_while_a_worker_idles_behind_a_stuck_one_and_no_further():
-    engine, ex, done = _grow_run(max_window=32)
-    # the stuck worker's items piled up to the grown window; the idle worker kept running
-    assert ex.peak == 32 and len(engine.inflight) == 32
-    assert sum(1 for p in engine.inflight.values() if p.key == "stuck") >= 24
-    assert engine.stats.grown >= 1 and len(done) >= 8 and set(done) == {"free"}
-    # without room to grow, the window fills with the stuck worker's items and the other idles
-    fixed, ex_fixed, done_fixed = _grow_run(max_window=8)
-    assert ex_fixed.peak == 8 and fixed.stats.grown == 0 and len(done_fixed) < len(done)
-
-
 class _RecordingPool:
     """A pool stand-in that resolves every task at once and remembers what it ran."""
 

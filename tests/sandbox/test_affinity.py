@@ -132,23 +132,3 @@ def test_an_idle_worker_leaves_a_busy_owner_its_tasks_until_help_after():
         served = [f.result() for f in quick if f.done()]
         assert len(served) >= 30 and all(o.worker_pid != home for o in served)
         assert time.monotonic() - start > 0.4 and not slow.done() and pool.stats["helped"] >= 1
-
-
-def test_idle_workers_counts_the_slots_that_run_nothing():
-    """What a streaming caller reads to submit more work while one worker is stuck in a task."""
-    with SandboxPool(preload=(), workers=2, timeout=60, batch_size=2, help_after=None) as pool:
-        pool.run([Task(BAD + "sleep_then", (0, 0), affinity="k")])
-        assert pool.idle_workers() == 2
-        slow = pool.submit(Task(BAD + "sleep", (1.0,), affinity="k"))
-        deadline = time.monotonic() + 10
-        while pool.idle_workers() != 1 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        # one runs the slow task; the other is idle although a task of the same key waits
-        queued = pool.submit(Task(BAD + "sleep_then", (0, 1), affinity="k"))
-        time.sleep(0.2)
-        assert pool.idle_workers() == 1 and not queued.done()
-        assert slow.result(timeout=30).status == "ok" and queued.result(timeout=30).status == "ok"
-        deadline = time.monotonic() + 10
-        while pool.idle_workers() != 2 and time.monotonic() < deadline:
-            time.sleep(0.01)  # the worker turns idle when the manager has read its reply
-        assert pool.idle_workers() == 2

@@ -302,7 +302,6 @@ class _Fuzzer:
         #: their group's iterations after ``quarantine_after`` of them (:meth:`_quarantine`)
         self.strikes: collections.Counter = collections.Counter()
         self.quarantined: dict[str, set[int]] = {}
-        self.engine: Engine | None = None  # the loop, while :meth:`run` runs
         self._dirty: set[str] = set()
         self._since_checkpoint = 0
         self._last_checkpoint = 0.0
@@ -394,8 +393,6 @@ class _Fuzzer:
         s["finding_times_s"] = [round(t, 2) for t in self.finding_times[:10]]
         if self.schedule is not None:
             s["schedule"] = self.schedule.summary()
-        if self.engine is not None:
-            s["schedule"]["window_grown"] = self.engine.stats.grown
         s["worker_s"] = {k: round(v, 3) for k, v in sorted(self.worker_time.items())}
         s["worker_iterations"] = dict(sorted(self.worker_iterations.items()))
         s["costliest_groups"] = [[k, round(v, 3)] for k, v in self.worker_time_by_group.most_common(20)]
@@ -692,9 +689,9 @@ class _Fuzzer:
         stop = {"flag": False}
         prev = signal.getsignal(signal.SIGTERM)
         signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__("flag", True))
-        engine = self.engine = Engine(self.groups, self.schedule, executor, window=self.window,
-                                      max_window=self.window * self.settings.max_window_factor,
-                                      make_item=self._item, on_result=self.on_result, on_tick=self.on_tick)
+        engine = Engine(self.groups, self.schedule, executor, window=self.window,
+                        make_item=self._item,
+                        on_result=self.on_result, on_tick=self.on_tick)
         try:
             engine.run(deadline, lambda: self.start_elapsed + self.elapsed(), lambda: stop["flag"])
             self.iterations_run = self.campaign.iterations - iterations_before

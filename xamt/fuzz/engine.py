@@ -68,10 +68,6 @@ class LocalExecutor:
             wait = 0.0  # take what else is ready, without waiting again
         return out
 
-    def idle(self) -> bool:
-        """Whether a worker of the main pool runs nothing (what is in flight waits for another)."""
-        return self._scheduler.pool.idle_workers() > 0
-
     def __len__(self) -> int:
         return len(self._scheduler)
 
@@ -83,8 +79,6 @@ class EngineStats:
     started: int = 0
     finished: int = 0
     slow_started: int = 0
-    #: refills beyond the window while a worker idled
-    grown: int = 0
 
 
 class Engine:
@@ -99,24 +93,18 @@ class Engine:
         on_result: ``on_result(proposal, run)`` for every finished iteration.
         on_tick: ``on_tick(now)`` once per turn of the loop (at least every ``poll`` seconds).
         poll: the longest the loop waits for a result before it ticks.
-        max_window: how far the window grows while a worker idles (None: ``window``): a worker
-            busy with one slow call (a compilation) holds the window's items of its own groups,
-            and the others get new ones instead of taking its groups (and compiling them again).
     """
 
     def __init__(self, groups: Mapping[Hashable, Any], schedule: Schedule, executor: Executor, *,
                  window: int, make_item: Callable[[Any, Proposal], Any],
                  on_result: Callable[[Proposal, Any], None], on_tick: Callable[[float], None],
-                 poll: float = 0.25, max_window: int | None = None):
+                 poll: float = 0.25):
         if window < 1:
             raise ValueError(f"window must be at least 1, got {window}")
         self.groups = groups
         self.schedule = schedule
         self.executor = executor
         self.window = int(window)
-        self.max_window = max(self.window, int(max_window or window))
-        self.starve_after = 0.02
-        self._idle_seen: float | None = None
         self._make_item = make_item
         self._on_result = on_result
         self._on_tick = on_tick
@@ -137,12 +125,7 @@ class Engine:
             if now >= deadline or stop():
                 break
             free = self.window - len(self.inflight)
-            starved = (free < self._chunk and self.inflight and len(self.inflight) < self.max_window
-                       and self._starved(now))
-            if starved:
-                free = min(self._chunk, self.max_window - len(self.inflight))
-                self.stats.grown += len(self.inflight) + free > self.window
-            if free >= self._chunk or (free > 0 and (starved or not self.inflight)):
+            if free >= self._chunk or (free > 0 and not self.inflight):
                 for prop in self.schedule.propose(free, elapsed()):
                     token = next(self._tokens)
                     self.inflight[token] = prop
@@ -158,14 +141,3 @@ class Engine:
                 self._on_result(prop, run)
             self._on_tick(time.monotonic())
         return exhausted
-
-    def _starved(self, now: float) -> bool:
-        """Whether a worker has idled for ``starve_after`` seconds, seen idle at every turn since
-        (a worker between two items is idle for an instant; an executor that cannot tell: no)."""
-        idle = getattr(self.executor, "idle", None)
-        if idle is None or not idle():
-            self._idle_seen = None
-            return False
-        if self._idle_seen is None:
-            self._idle_seen = now
-        return now - self._idle_seen >= self.starve_after

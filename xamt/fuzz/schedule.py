@@ -85,8 +85,7 @@ class ScheduleSettings:
     floor_by: float = 0.6
     floor_burst: int = 100
     window_per_worker: int = 32
-    max_window_factor: int = 4
-    help_after_s: float = 1.0
+    help_after_s: float = 0.25
     slow_lanes: int = 1
     checkpoint_seconds: float = 2.0
     group_cap_s: float = 5.0
@@ -131,7 +130,7 @@ def load_settings(path: str | Path | None = None) -> ScheduleSettings:
     for name in ("structural", "structural_compiled", "compiled_share", "floor_by"):
         if not 0.0 <= getattr(s, name) <= 1.0:
             raise DataFileError(f"{where} [schedule]: {name} must be within [0, 1]")
-    at_least_one = ("window_per_worker", "max_window_factor", "slow_lanes", "group_inflight", "floor_burst",
+    at_least_one = ("window_per_worker", "slow_lanes", "group_inflight", "floor_burst",
                     "isolated_inflight")
     positive = ("checkpoint_seconds", "help_after_s", "group_cap_s", "group_cap_factor", "hang_floor_s",
                 "hang_factor", "first_call_factor")
