@@ -266,7 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: findings by class {r['findings_by_class']}")
     for name, r in results["runs"].items():
         print(f"{name}: compile seconds by library {r['compile_by_library']}")
-        print(f"{name}: CPU seconds by process role {r['cpu_s_by_role']}")
+        if "cpu_s_by_role" in r:  # not for a run read back from its store (--cache-from)
+            print(f"{name}: CPU seconds by process role {r['cpu_s_by_role']}")
     if "warm_vs_cold_compiles" in results:
         print("compile seconds, warm over cold:", results["warm_over_cold_compile_s"])
         print("slow-lane first calls shared by both runs:", results["warm_vs_cold_compiles"])
