@@ -271,7 +271,6 @@ class SandboxPool(ZygoteClient, Deadlines):
         self._root = tempfile.mkdtemp(prefix="sandbox-")
         self._selector = selectors.DefaultSelector()
         self._wake_r, self._wake_w = os.pipe()
-        self._wake_pending = False  # a byte is in the wake pipe, not read yet (see _wake)
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self._selector.register(self._wake_r, selectors.EVENT_READ, ("wake", None))
@@ -416,9 +415,8 @@ class SandboxPool(ZygoteClient, Deadlines):
 
     def _wake(self) -> None:
         """Wake the manager thread (call with the lock held: the pipe closes under it)."""
-        if self._wake_w < 0 or self._wake_pending:
-            return  # one byte in the pipe wakes the manager once: a second adds nothing
-        self._wake_pending = True
+        if self._wake_w < 0:
+            return
         try:
             os.write(self._wake_w, b"\0")
         except BlockingIOError:
@@ -515,10 +513,6 @@ class SandboxPool(ZygoteClient, Deadlines):
                 pass
         except BlockingIOError:
             pass
-        # lowered after the read, under the lock: what was enqueued before is in _incoming for the
-        # next turn, and an enqueue after this writes a byte again
-        with self._lock:
-            self._wake_pending = False
 
     def _workers_busy(self) -> bool:
         return any(w.inflight for w in self._workers.values())

@@ -225,7 +225,8 @@ class NumpyBackend:
             some_inf = neither_nan & ~(xf & bf)
             # with an infinite part, each part on its own: infinite parts equal, finite ones within
             # the tolerance of their own magnitude (|ref| is infinite: no scale for them there)
-            inf_mm = some_inf & ~(_parts_close(x.real, b.real, rtol, atol) & _parts_close(x.imag, b.imag, rtol, atol))
+            inf_mm = some_inf & ~(_parts_close(x.real, b.real, rtol, atol)
+                                  & _parts_close(x.imag, b.imag, rtol, atol))
             fin = neither_nan & xf & bf
             d = np.hypot(x.real - b.real, x.imag - b.imag)
             val_mm = fin & (d > thr)

@@ -179,23 +179,32 @@ def load_triage_per_cause(path: Any = None) -> int:
     return n
 
 
+def _holder(member: Any, adapter: Any) -> str | None:
+    """The distribution an API computes for (a qualified parent such as ``scipy.stats.gamma``, or
+    a constructed class outside the adapter's modules), or None for a plain function."""
+    parent = getattr(member, "qualname", "").rpartition(".")[0]
+    qualified = getattr(adapter, "qualified_parents", ()) or ()
+    modules = set(getattr(adapter, "namespaces", ()) or ())
+    if parent and (parent.rpartition(".")[0] in qualified
+                   or (getattr(member, "call", "") == "constructed" and parent not in modules)):
+        return parent
+    return None
+
+
+def _family(member: Any, base: str) -> str:
+    """``library:base``, apart when the call is compiled (an XLA bug is not the kernel's)."""
+    compiled = " [compiled]" if getattr(member, "call", "") == "compiled" else ""
+    return f"{getattr(member, 'library', '')}:{base}{compiled}"
+
+
 def api_family(member: Any, adapter: Any = None) -> str:
     """What findings of one root cause fold under across APIs of one library: the distribution
     an API computes for (``scipy.stats.gamma`` for its ``pdf`` and ``logpdf``, a constructed
     ``torch.distributions.Exponential`` for its ``cdf`` and ``icdf``), else the operation's
     canonical name (``torch.lcm``, ``torch.Tensor.lcm`` and ``torch.Tensor.lcm_`` are ``lcm``);
     with the library, and apart when the call is compiled (an XLA bug is not the kernel's)."""
-    qualname = getattr(member, "qualname", "")
-    parent = qualname.rpartition(".")[0]
-    qualified = getattr(adapter, "qualified_parents", ()) or ()
-    modules = set(getattr(adapter, "namespaces", ()) or ())
-    if parent and (parent.rpartition(".")[0] in qualified
-                   or (getattr(member, "call", "") == "constructed" and parent not in modules)):
-        base = parent
-    else:
-        base = getattr(member, "canonical", None) or qualname
-    compiled = " [compiled]" if getattr(member, "call", "") == "compiled" else ""
-    return f"{getattr(member, 'library', '')}:{base}{compiled}"
+    base = _holder(member, adapter) or getattr(member, "canonical", None) or getattr(member, "qualname", "")
+    return _family(member, base)
 
 
 def validation_family(member: Any, adapter: Any = None) -> str:
@@ -203,14 +212,9 @@ def validation_family(member: Any, adapter: Any = None) -> str:
     namespace the API lives in (``jax.scipy.stats`` for every jax distribution, ``torch.special``,
     ``torch.distributions`` for a constructed distribution). Whether a namespace checks its
     arguments is that namespace's policy, one cause, whichever of its APIs showed it."""
-    family = api_family(member, adapter)
-    library, _, base = family.partition(":")
-    compiled = " [compiled]" if base.endswith(" [compiled]") else ""
-    base = base.removesuffix(" [compiled]")
     qualname = getattr(member, "qualname", "")
-    # a distribution's family is its class or module: the namespace holds it; else the API's module
-    namespace = base.rpartition(".")[0] if base != qualname and "." in base else qualname.rpartition(".")[0]
-    return f"{library}:{namespace or base}{compiled}"
+    holder = _holder(member, adapter)
+    return _family(member, (holder or qualname).rpartition(".")[0] or qualname)
 
 
 @dataclass

@@ -406,6 +406,8 @@ class Triage:
                      finding_signature(cls_name, values, rule, status=crash_status))
         # an inferred relation's similarity score (xamt.matching.inferred): how sure the match was
         score = (getattr(group, "evidence", None) or {}).get("matching", {}).get("score")
+        # a validation finding is its namespace's (whether it checks arguments), others the API's
+        family = validation_family if cls_name == FindingClass.VALIDATION else api_family
         finding = Finding(
             campaign_id=campaign_id, group_key=group.key, relation=group.relation,
             finding_class=cls_name, outlier_library=out_m.library,
@@ -419,8 +421,7 @@ class Triage:
                       **({"device": group.members[m].device} if group.members[m].device else {})}
                      for m, r in zip(members, results)],
             summary={**summary, **({"relation_score": score} if score is not None else {}),
-                     "family": (validation_family if cls_name == FindingClass.VALIDATION else api_family)(
-                         out_m, self.adapters.get(out_m.library)),
+                     "family": family(out_m, self.adapters.get(out_m.library)),
                      "prekey": list(cand.prekey), "reference_api": (
                 group.members[ref_member].qualname if ref_member is not None else None)},
             input_recipe=cand.input.to_json() if hasattr(cand.input, "to_json") else {},
