@@ -165,6 +165,7 @@ def _figures(out: Path) -> dict:
         "schedule": settings.get("schedule", {}),
         # where the workers' time went, as the campaign counted it, and the pool's counters
         "worker_s": settings.get("worker_s", {}), "worker_iterations": settings.get("worker_iterations", {}),
+        "compile_by_role": settings.get("compile_by_role", {}),
         "costliest_groups": settings.get("costliest_groups", [])[:10], "pool": settings.get("pool", {}),
         # the APIs whose calls killed a worker (their groups ran on the isolation pool)
         "isolated": settings.get("isolated", {}),

@@ -1,4 +1,5 @@
-"""Which members a campaign compares on one input, and how status divergences are bucketed."""
+"""Which members a campaign compares on one input, how status divergences are bucketed, and
+where the workers' seconds went."""
 from types import SimpleNamespace
 
 import numpy as np
@@ -111,3 +112,34 @@ def test_error_key_blanks_bare_dtype_words():
     a = error_key("InvalidArgumentError", "expected to be a bool tensor but is a float tensor")
     b = error_key("InvalidArgumentError", "expected to be a bool tensor but is a bfloat16 tensor")
     assert a == b
+
+
+def test_worker_and_compile_seconds_are_kept_by_where_they_went():
+    import collections
+
+    from xamt.fuzz.campaign import _Fuzzer
+    from xamt.fuzz.schedule import FAST, SLOW, Proposal
+
+    class In:
+        def __init__(self, sig):
+            self.sig = sig
+
+        def compile_signature(self):
+            return self.sig
+
+    me = SimpleNamespace(worker_time=collections.Counter(), worker_iterations=collections.Counter(),
+                         compile_by_role=collections.Counter(), worker_time_by_group=collections.Counter(),
+                         schedule=SimpleNamespace(warm={"g": {"s1"}}))
+    res = lambda status, c: SimpleNamespace(status=status, compile_s=c)  # noqa: E731
+    _Fuzzer._account(me, Proposal("g", In("s1"), FAST, "values:ordinary", 0.1), SimpleNamespace(
+        results=[res("ok", 0.0), res("ok", 0.5)]), 1.0, 0)
+    _Fuzzer._account(me, Proposal("g", In("s2"), FAST, "structural", 0.1), SimpleNamespace(
+        results=[res("ok", 0.25), res("timeout", 0.0)]), 2.0, 1)
+    _Fuzzer._account(me, Proposal("g", In("s3"), SLOW, "structural", 0.1), SimpleNamespace(
+        results=[res("ok", 3.0), res("ok", None)]), 4.0, 0)
+    assert me.worker_time == {"known_signature": 1.0, "new_values": 1.0, "new_signature": 2.0,
+                              "structural": 6.0, "with_timeout": 2.0, "with_death": 2.0, "slow_lane": 4.0}
+    assert me.compile_by_role == {"known_signature": 0.5, "new_values": 0.5, "new_signature": 0.25,
+                                  "structural": 3.25, "with_timeout": 0.25, "with_death": 0.25,
+                                  "slow_lane": 3.0}
+    assert me.worker_iterations["structural"] == 2 and me.worker_time_by_group["g"] == 7.0

@@ -293,6 +293,7 @@ class _Fuzzer:
         #: worker seconds by where they went (see _account), carried over by a resumed campaign
         self.worker_time: collections.Counter = collections.Counter(campaign.settings.get("worker_s", {}))
         self.worker_iterations: collections.Counter = collections.Counter(campaign.settings.get("worker_iterations", {}))
+        self.compile_by_role: collections.Counter = collections.Counter(campaign.settings.get("compile_by_role", {}))
         self.worker_time_by_group: collections.Counter = collections.Counter()
         #: APIs (library, name) whose call killed a worker in this run, and the groups holding
         #: one: their iterations go to the backend's isolation pool, if it has one
@@ -395,6 +396,7 @@ class _Fuzzer:
             s["schedule"] = self.schedule.summary()
         s["worker_s"] = {k: round(v, 3) for k, v in sorted(self.worker_time.items())}
         s["worker_iterations"] = dict(sorted(self.worker_iterations.items()))
+        s["compile_by_role"] = {k: round(v, 3) for k, v in sorted(self.compile_by_role.items())}
         s["costliest_groups"] = [[k, round(v, 3)] for k, v in self.worker_time_by_group.most_common(20)]
         # APIs whose calls killed a worker, and how many groups that isolated
         s["isolated"] = {"apis": sorted(f"{lib}:{name}" for lib, name in self.killers),
@@ -614,7 +616,8 @@ class _Fuzzer:
 
     def _account(self, prop: Proposal, run: Any, seconds: float, deaths: int) -> None:
         """Where the workers' time went (the campaign's settings keep it): by lane, by whether
-        the group had run the input's compile signature before, and on calls that died."""
+        the group had run the input's compile signature before, and on calls that died; and
+        where the libraries' compile clocks ran, by the same roles."""
         assert self.schedule is not None
         t = self.worker_time
         if prop.lane == SLOW:
@@ -628,9 +631,12 @@ class _Fuzzer:
             kinds.append("with_timeout")
         if deaths:
             kinds.append("with_death")
+        compile_s = sum(r.compile_s for r in run.results if r.compile_s)
         for kind in kinds:
             t[kind] += seconds
             self.worker_iterations[kind] += 1
+            if compile_s:
+                self.compile_by_role[kind] += compile_s
         self.worker_time_by_group[prop.key] += seconds
 
     def _rate_now(self) -> float:
