@@ -31,3 +31,32 @@ def test_workers_are_pointed_at_the_keyed_cache(tmp_path, monkeypatch):
     # Inductor keys its own entries, in a folder of its own (validation.toml says why)
     assert env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path.resolve() / "cache" / "torchinductor")
     assert all("{" not in v for v in env.values())
+
+
+def test_a_cache_copied_to_another_output_folder_is_read(tmp_path, monkeypatch):
+    """A campaign in another folder, or on a copied cache, reuses what an earlier one compiled:
+    no absolute path may reach JAX's cache keys (its GPU autotuning cache folder did)."""
+    import shutil
+
+    import pytest
+
+    from sandbox import SandboxPool, Task
+    from xamt.libraries.registry import Registry
+
+    pytest.importorskip("jax", reason="jax is not installed")
+    for name in ("JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES"):
+        monkeypatch.delenv(name, raising=False)
+    adapters = [a for a in Registry() if a.name in ("numpy", "jax")]
+
+    def events(out):
+        ps = pool_settings(adapters, out_dir=str(out))
+        with SandboxPool(preload=ps["preload"], warmup=ps["warmup"], env=ps["env"], workers=1,
+                         timeout=120) as pool:
+            outcome = pool.run([Task("tests.exec.cache_tasks:jax_cache_events")])[0]
+        assert outcome.ok, outcome
+        return outcome.value
+
+    first = events(tmp_path / "a")
+    assert first["cache_misses"] > 0 and first["cache_hits"] == 0
+    shutil.copytree(tmp_path / "a" / "cache", tmp_path / "b" / "cache")
+    assert events(tmp_path / "b") == {"cache_hits": first["cache_misses"], "cache_misses": 0}
