@@ -236,3 +236,111 @@ def test_integer_tensors_of_a_float_computation_get_a_float64_reference():
     up = upcast(values, {0})
     assert up[0].dtype == np.float64 and up[1].dtype == np.int64
     assert upcast(values) is None
+
+
+def _summing_group():
+    def member(lib, q):
+        return NS(library=lib, qualname=q, call="function", device=None, implements=[])
+
+    return NS(key="t:sum", relation="cross_library", equivalence="value", tolerance=None,
+              normalisation="none", slots=[], members=[member("numpy", "numpy.sum"),
+                                                       member("fake", "fake.sum_reversed")])
+
+
+class _SumExecutor:
+    """Member 0: numpy.sum; member 1: a left-to-right sum of the reversed input in the input's
+    dtype, plus ``bias``."""
+
+    def __init__(self, bias=0.0):
+        self.bias = bias
+
+    def run(self, items):
+        import numpy as np
+
+        from xamt.exec.group import MemberResult
+
+        out = []
+        for it in items:
+            x = np.asarray(it.input[0])
+            res = []
+            for m in it.members:
+                if m == 0:
+                    res.append(MemberResult("ok", value=np.asarray(np.sum(x))))
+                else:
+                    acc = x.dtype.type(0)
+                    for v in x[::-1]:
+                        acc = x.dtype.type(acc + v)
+                    res.append(MemberResult("ok", value=np.asarray(acc + x.dtype.type(self.bias))))
+            out.append(NS(results=res))
+        return out
+
+
+def _triage_sum(tmp_path, monkeypatch, values, bias=0.0):
+    from xamt.triage.pipeline import Candidate, TriageOutcome
+
+    ex = _SumExecutor(bias)
+    t = Triage(executor=ex, adapters={"numpy": NS(pivot_rank=0), "fake": NS(pivot_rank=50)},
+               kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
+    seen = {}
+    monkeypatch.setattr(t, "_finish", lambda cand, cid, cls, outlier, values, members, results, summary, **kw:
+                        seen.update(cls=cls, outlier=outlier) or TriageOutcome(None, dropped="filed"))
+    first = ex.run([NS(input=values, members=[0, 1], repeat=1)])[0].results
+    out = t.process(Candidate(group=_summing_group(), input=None, values=values, members=[0, 1],
+                              results=first, kind="value", member=1), 1)
+    return out, seen
+
+
+def test_a_float32_sum_that_cancels_is_rounding_not_a_finding(tmp_path, monkeypatch):
+    import numpy as np
+
+    # exact sum 2; numpy's float32 sum gives 1, the reversed one 0: 1e8 + 1 rounds to 1e8
+    out, seen = _triage_sum(tmp_path, monkeypatch, {0: np.array([1e8, 1, -1e8, 1], np.float32)})
+    assert not seen and out.dropped.startswith("within its dtype's rounding"), (out.dropped, seen)
+
+
+def test_a_wrong_sum_of_a_well_conditioned_input_is_still_filed(tmp_path, monkeypatch):
+    import numpy as np
+
+    out, seen = _triage_sum(tmp_path, monkeypatch, {0: np.array([1, 2, 3, 4], np.float32)}, bias=1.0)
+    assert seen.get("outlier") == 1 and out.dropped == "filed", (out.dropped, seen)
+
+
+def test_perturbed_inputs_move_only_the_lower_precision_floats_by_one_roundoff():
+    import numpy as np
+
+    from xamt.triage.reference import perturbed, upcast
+
+    values = {0: np.array([1.0, -2.0, 4.0], np.float32), 1: np.array([3, 4]), 2: np.array([1.0, 2.0])}
+    up = upcast(values)
+    p = perturbed(values, up, np.random.default_rng(0))
+    rel = np.abs(p[0] / values[0].astype(np.float64) - 1)
+    assert p[0].dtype == np.float64 and np.allclose(rel, 2.0 ** -24)
+    assert p[1] is up[1] and p[2] is up[2]
+
+
+def test_within_noise_needs_non_finite_values_to_match():
+    import numpy as np
+
+    from xamt.compare import computation_tolerance
+    from xamt.triage.reference import within_noise
+
+    tol = computation_tolerance(None, [np.dtype("float32")])
+    ref = np.array([2.0, np.inf, np.nan])
+    noise = np.array([1.0, 0.0, 0.0])
+    assert within_noise(np.array([5.0, np.inf, np.nan], np.float32), ref, noise, tol, 4.0)
+    assert not within_noise(np.array([7.0, np.inf, np.nan], np.float32), ref, noise, tol, 4.0)
+    assert not within_noise(np.array([2.0, 1.0, np.nan], np.float32), ref, noise, tol, 4.0)
+    # nothing ill-conditioned: no excuse
+    assert not within_noise(np.array([2.0, np.inf, np.nan], np.float32), ref, np.zeros(3), tol, 4.0)
+    # a reference that overflows when its inputs move: any finite value is within reach
+    assert within_noise(np.array([1e30], np.float32), np.array([3e38]), np.array([np.inf]), tol, 4.0)
+
+
+def test_conditioning_settings_are_checked(tmp_path):
+    from xamt.triage.reference import load_conditioning
+
+    assert load_conditioning().draws >= 1
+    bad = tmp_path / "triage.toml"
+    bad.write_text("[conditioning]\nfactor = -1\n")
+    with pytest.raises(DataFileError, match="factor"):
+        load_conditioning(bad)

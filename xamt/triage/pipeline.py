@@ -41,7 +41,8 @@ from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_si
 from xamt.triage.policy import Policies, at_edge, computation_dtype, load_policies, narrowed, requested_dtypes
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
-    ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, load_call_order, pivot_order, upcast,
+    Conditioning, ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, load_call_order,
+    load_conditioning, perturbed, pivot_order, upcast, within_noise,
 )
 
 __all__ = ["Candidate", "Triage", "TriageOutcome", "input_signature", "upcast", "declared_originals",
@@ -108,6 +109,8 @@ class Triage:
     call_order: tuple[str, ...] = field(default_factory=lambda: load_call_order())
     #: documented numerical policies (``policies.toml``): matching findings are filed as such
     policies: Policies = field(default_factory=lambda: load_policies())
+    #: how ill-conditioned inputs are told from wrong results (``triage.toml``, [conditioning])
+    conditioning: Conditioning = field(default_factory=lambda: load_conditioning())
     #: ``time.monotonic()`` after which minimisation stops (the campaign's budget): shrinking an
     #: input whose calls run into the sandbox timeout can take minutes
     deadline: float | None = None
@@ -153,6 +156,30 @@ class Triage:
                  inputs: Sequence[np.dtype] = ()) -> tuple[int | None, int]:
         """See :func:`find_outlier`."""
         return find_outlier(group, outputs, ok, ref_member, ref_value, precise=precise, inputs=inputs)
+
+    def _noise(self, group: Any, values: Mapping[int, Any], ref_values: Mapping[int, Any], ref_member: int,
+               leaf: int, ref_leaf: np.ndarray) -> np.ndarray | None:
+        """How far the float64 reference's ``leaf`` moves, element by element, when the inputs
+        move by one unit roundoff of their own dtype (:func:`perturbed`, the largest move of
+        ``conditioning.draws`` random-sign perturbations; inf where it turned non-finite).
+        A lower-precision evaluation cannot be expected closer than that. None when the
+        reference member does not return a comparable leaf there."""
+        rng = np.random.Generator(np.random.PCG64(0xC0D1))  # the same perturbations every time
+        r = ref_leaf.astype(np.complex128 if ref_leaf.dtype.kind == "c" else np.float64)
+        noise = np.zeros(r.shape)
+        for _ in range(self.conditioning.draws):
+            res = self._run(group, perturbed(values, ref_values, rng), [ref_member])
+            lv = leaves(res[0].value) if res[0].ok else []
+            moved = lv[leaf] if leaf < len(lv) and isinstance(lv[leaf], np.ndarray) else None
+            if moved is None or moved.shape != r.shape or moved.dtype.kind not in "fc":
+                return None
+            with np.errstate(all="ignore"):
+                a = moved.astype(r.dtype)
+                d = np.abs(a - r)
+                d = np.where((a == r) | (np.isnan(a) & np.isnan(r)), 0.0, d)
+            d = np.where(np.isfinite(d), d, np.inf)
+            noise = np.maximum(noise, d)
+        return noise
 
     # -- entry point --------------------------------------------------------------------------
     def process(self, cand: Candidate, campaign_id: int) -> TriageOutcome:
@@ -221,6 +248,15 @@ class Triage:
             if ties_only(out_leaf, ref_leaf, arrays.values()):
                 return TriageOutcome(None, dropped="indices differ only among equal values (the "
                                                    "order of ties, which a sort need not keep)")
+
+            if (ref_values is not None and out_leaf.dtype.kind in "fc" and ref_leaf.dtype.kind in "fc"
+                    and out_leaf.shape == ref_leaf.shape):
+                noise = self._noise(group, values, ref_values, ref_member, leaf, ref_leaf)
+                tol = computation_tolerance(group.tolerance or None, [*input_dtypes(values), out_leaf.dtype])
+                if noise is not None and within_noise(out_leaf, ref_leaf, noise, tol, self.conditioning.factor):
+                    return TriageOutcome(None, dropped=(
+                        "within its dtype's rounding: the float64 reference moves as far on inputs "
+                        "perturbed by one unit roundoff (an ill-conditioned input)"))
 
             def rerun(flushed: dict[int, np.ndarray]) -> np.ndarray | None:
                 vals = dict(values)

@@ -22,7 +22,7 @@ from xamt.exec.group import MemberResult
 from xamt.exec.normalise import leaves
 
 __all__ = ["ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upcast", "call_rank",
-           "float_computed_slots",
+           "float_computed_slots", "Conditioning", "load_conditioning", "perturbed", "within_noise",
            "declared_originals", "load_call_order"]
 
 #: float dtypes a float64 reference evaluation improves on
@@ -120,6 +120,89 @@ def load_call_order(path: str | Path | None = None) -> tuple[str, ...]:
     if unknown:
         raise DataFileError(f"{where}: unknown call style(s) {unknown}; known: {list(CALL_STYLES)}")
     return tuple(order)
+
+
+@dataclass(frozen=True)
+class Conditioning:
+    """``[conditioning]`` of ``triage.toml``: how far the float64 reference moves when the
+    lower-precision inputs move by one unit roundoff of their dtype (``draws`` random-sign
+    perturbations), and how many times that move an outlier may stray (``factor``)."""
+
+    factor: float = 4.0
+    draws: int = 3
+
+
+def load_conditioning(path: str | Path | None = None) -> Conditioning:
+    """``[conditioning]`` of ``triage.toml`` (defaults where absent).
+
+    Raises:
+        DataFileError: a value is not a positive number (``draws``: a positive integer).
+    """
+    from xamt.datafiles import read_toml
+    from xamt.errors import DataFileError
+
+    data, where, _ = read_toml("triage.toml", path)
+    sec = data.get("conditioning", {})
+    factor, draws = sec.get("factor", Conditioning.factor), sec.get("draws", Conditioning.draws)
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor > 0:
+        raise DataFileError(f"{where}: [conditioning] factor must be a positive number, got {factor!r}")
+    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
+        raise DataFileError(f"{where}: [conditioning] draws must be a positive integer, got {draws!r}")
+    return Conditioning(float(factor), draws)
+
+
+def _unit_roundoff(dtype: np.dtype) -> float:
+    try:
+        return float(np.finfo(dtype).eps) / 2
+    except (TypeError, ValueError):  # bfloat16 without ml_dtypes' finfo: 8 significand bits
+        return 2.0 ** -8
+
+
+def perturbed(values: Mapping[int, Any], upcast_values: Mapping[int, Any],
+              rng: np.random.Generator) -> dict[int, Any]:
+    """``upcast_values`` (:func:`upcast` of ``values``) with every element of each slot that held
+    lower-precision floats in ``values`` multiplied by ``1 ± u``, ``u`` that dtype's unit
+    roundoff and the sign random: inputs as far off as rounding them to their own dtype could
+    have put them. Other slots (integers, indices, float64) are left as they are."""
+    def move(orig: Any, up: Any) -> Any:
+        if (isinstance(orig, np.ndarray) and isinstance(up, np.ndarray) and orig.dtype.name in _LOW_FLOATS
+                and up.shape == orig.shape):
+            signs = rng.choice(np.array([-1.0, 1.0]), size=up.shape)
+            return up * (1.0 + _unit_roundoff(orig.dtype) * signs)
+        return up
+
+    out: dict[int, Any] = {}
+    for slot, up in upcast_values.items():
+        orig = values.get(slot)
+        if isinstance(orig, list) and isinstance(up, list) and len(orig) == len(up):
+            out[slot] = [move(a, b) for a, b in zip(orig, up)]
+        else:
+            out[slot] = move(orig, up)
+    return out
+
+
+def within_noise(out: np.ndarray, ref: np.ndarray, noise: np.ndarray, tol: Any, factor: float) -> bool:
+    """Whether ``out`` is as close to the float64 ``ref`` as the input's conditioning lets a
+    lower-precision evaluation be: equal where either is not finite (NaN where NaN, the same
+    infinity), and elsewhere within ``tol`` plus ``factor`` times ``noise``, how far ``ref``
+    moved on inputs perturbed by one unit roundoff (:func:`perturbed`). A reference that moved
+    to a non-finite value there is at the edge of its range: any finite ``out`` is within it.
+    False when nothing is ill-conditioned (``noise`` all zero) or shapes differ."""
+    if out.shape != ref.shape or out.shape != noise.shape or out.dtype.kind not in "fc":
+        return False
+    with np.errstate(all="ignore"):
+        o = out.astype(np.complex128 if out.dtype.kind == "c" else np.float64)
+        r = ref.astype(o.dtype)
+        fin = np.isfinite(o) & np.isfinite(r)
+        if not np.all(fin | (np.isnan(o) & np.isnan(r)) | (o == r)):
+            return False
+        n = np.abs(noise).astype(np.float64)
+        if not np.any(n[fin] > 0):
+            return False
+        rtol = float(getattr(tol, "rtol", 0.0) or 0.0)
+        atol = float(getattr(tol, "atol", 0.0) or 0.0)
+        bound = atol + rtol * np.abs(r[fin]) + factor * np.where(np.isfinite(n[fin]), n[fin], np.inf)
+        return bool(np.all(np.abs(o[fin] - r[fin]) <= bound))
 
 
 def agreement(group: Any) -> Agreement:
