@@ -344,3 +344,38 @@ def test_conditioning_settings_are_checked(tmp_path):
     bad.write_text("[conditioning]\nfactor = -1\n")
     with pytest.raises(DataFileError, match="factor"):
         load_conditioning(bad)
+
+
+def test_a_step_at_an_exact_integer_is_not_excused_as_rounding(tmp_path, monkeypatch):
+    import numpy as np
+
+    from xamt.exec.group import MemberResult
+    from xamt.triage.pipeline import Candidate, TriageOutcome
+
+    def member(lib, q):
+        return NS(library=lib, qualname=q, call="function", device=None, implements=[])
+
+    group = NS(key="t:floor", relation="cross_library", equivalence="value", tolerance=None,
+               normalisation="none", slots=[], members=[member("numpy", "numpy.floor"),
+                                                        member("fake", "fake.floor_off_by_one")])
+
+    class Executor:  # member 1 is wrong at exact integers: floor(3.0) = 2
+        def run(self, items):
+            out = []
+            for it in items:
+                x = np.asarray(it.input[0])
+                res = [MemberResult("ok", value=np.floor(x) if m == 0 else np.where(x == np.round(x), x - 1, np.floor(x)))
+                       for m in it.members]
+                out.append(NS(results=res))
+            return out
+
+    t = Triage(executor=Executor(), adapters={"numpy": NS(pivot_rank=0), "fake": NS(pivot_rank=50)},
+               kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
+    seen = {}
+    monkeypatch.setattr(t, "_finish", lambda cand, cid, cls, outlier, values, members, results, summary, **kw:
+                        seen.update(outlier=outlier) or TriageOutcome(None, dropped="filed"))
+    values = {0: np.array([3.0, 5.0], np.float32)}
+    first = Executor().run([NS(input=values, members=[0, 1], repeat=1)])[0].results
+    out = t.process(Candidate(group=group, input=None, values=values, members=[0, 1], results=first,
+                              kind="value", member=1), 1)
+    assert seen.get("outlier") == 1 and out.dropped == "filed", (out.dropped, seen)

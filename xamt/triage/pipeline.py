@@ -162,23 +162,35 @@ class Triage:
         """How far the float64 reference's ``leaf`` moves, element by element, when the inputs
         move by one unit roundoff of their own dtype (:func:`perturbed`, the largest move of
         ``conditioning.draws`` random-sign perturbations; inf where it turned non-finite).
-        A lower-precision evaluation cannot be expected closer than that. None when the
-        reference member does not return a comparable leaf there."""
-        rng = np.random.Generator(np.random.PCG64(0xC0D1))  # the same perturbations every time
+        A lower-precision evaluation cannot be expected closer than that.
+
+        Only a move that shrinks with the perturbation counts: each draw runs again at a
+        sixteenth of it, and an element that moves as far there (a step of ``floor`` or
+        ``sign`` at an exact integer, a branch) is not ill-conditioned but discontinuous, and
+        a wrong side of the step is a finding. None when the reference member does not return
+        a comparable leaf there."""
         r = ref_leaf.astype(np.complex128 if ref_leaf.dtype.kind == "c" else np.float64)
-        noise = np.zeros(r.shape)
-        for _ in range(self.conditioning.draws):
-            res = self._run(group, perturbed(values, ref_values, rng), [ref_member])
+
+        def move(seed: int, scale: float) -> np.ndarray | None:
+            rng = np.random.Generator(np.random.PCG64([0xC0D1, seed]))  # the same signs per draw
+            res = self._run(group, perturbed(values, ref_values, rng, scale), [ref_member])
             lv = leaves(res[0].value) if res[0].ok else []
             moved = lv[leaf] if leaf < len(lv) and isinstance(lv[leaf], np.ndarray) else None
             if moved is None or moved.shape != r.shape or moved.dtype.kind not in "fc":
                 return None
             with np.errstate(all="ignore"):
                 a = moved.astype(r.dtype)
-                d = np.abs(a - r)
-                d = np.where((a == r) | (np.isnan(a) & np.isnan(r)), 0.0, d)
-            d = np.where(np.isfinite(d), d, np.inf)
-            noise = np.maximum(noise, d)
+                d = np.where((a == r) | (np.isnan(a) & np.isnan(r)), 0.0, np.abs(a - r))
+            return np.where(np.isfinite(d), d, np.inf)
+
+        noise = np.zeros(r.shape)
+        for draw in range(self.conditioning.draws):
+            big, small = move(draw, 1.0), move(draw, 1.0 / 16)
+            if big is None or small is None:
+                return None
+            with np.errstate(all="ignore"):
+                linear = (small > 0) & (small * 4 <= big)
+            noise = np.maximum(noise, np.where(linear, big, 0.0))
         return noise
 
     # -- entry point --------------------------------------------------------------------------

@@ -159,16 +159,16 @@ def _unit_roundoff(dtype: np.dtype) -> float:
 
 
 def perturbed(values: Mapping[int, Any], upcast_values: Mapping[int, Any],
-              rng: np.random.Generator) -> dict[int, Any]:
+              rng: np.random.Generator, scale: float = 1.0) -> dict[int, Any]:
     """``upcast_values`` (:func:`upcast` of ``values``) with every element of each slot that held
-    lower-precision floats in ``values`` multiplied by ``1 ± u``, ``u`` that dtype's unit
-    roundoff and the sign random: inputs as far off as rounding them to their own dtype could
-    have put them. Other slots (integers, indices, float64) are left as they are."""
+    lower-precision floats in ``values`` multiplied by ``1 ± scale * u``, ``u`` that dtype's
+    unit roundoff and the sign random: inputs as far off as rounding them to their own dtype
+    could have put them. Other slots (integers, indices, float64) are left as they are."""
     def move(orig: Any, up: Any) -> Any:
         if (isinstance(orig, np.ndarray) and isinstance(up, np.ndarray) and orig.dtype.name in _LOW_FLOATS
                 and up.shape == orig.shape):
             signs = rng.choice(np.array([-1.0, 1.0]), size=up.shape)
-            return up * (1.0 + _unit_roundoff(orig.dtype) * signs)
+            return up * (1.0 + scale * _unit_roundoff(orig.dtype) * signs)
         return up
 
     out: dict[int, Any] = {}
