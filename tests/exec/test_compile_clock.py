@@ -110,3 +110,36 @@ def test_tensorflow_counts_the_calls_that_traced():
     """)
     t1, t2, t3 = map(float, line.split())
     assert t1 > 0.0 and t2 == t1 and t3 > t2
+
+
+@pytest.mark.slow
+def test_torch_compile_keeps_compiling_past_dynamo_s_recompile_limit():
+    """Dynamo runs a code object eagerly, silently, once it compiled 8 signatures of it: the
+    compiled member of an eager-vs-compiled group must still compile its 9th and 10th."""
+    pytest.importorskip("torch", reason="torch is not installed")
+    from xamt.libraries.torch import compile_available
+
+    ok, why = compile_available()
+    if not ok:
+        pytest.skip(f"torch.compile cannot run here: {why}")
+    line = _in_fresh_process("""
+        import torch
+        from xamt.libraries.torch import call_compiled
+        import torch._dynamo.utils as utils
+        for n in range(1, 11):
+            call_compiled("torch:sin", torch.ones(n, 2))
+        print(utils.counters["stats"]["unique_graphs"])
+    """)
+    assert int(line) == 10
+
+
+def test_torch_compile_is_configured_past_dynamo_s_recompile_limit():
+    pytest.importorskip("torch", reason="torch is not installed")
+    line = _in_fresh_process("""
+        import torch
+        from xamt.libraries.torch import _compiled
+        _compiled("torch:sin")                         # configures; compiles nothing yet
+        c = torch._dynamo.config
+        print(c.recompile_limit, c.accumulated_recompile_limit)
+    """)
+    assert all(int(v) > 1000 for v in line.split())

@@ -157,6 +157,10 @@ def warm_compiler() -> None:
     pick_vec_isa()
 
 
+#: signatures (shapes, dtypes, constants) dynamo may compile per target in one process
+_RECOMPILE_LIMIT = 1 << 16
+
+
 @functools.lru_cache(maxsize=256)
 def _compiled(target: str) -> Any:
     import torch
@@ -171,6 +175,13 @@ def _compiled(target: str) -> Any:
     # after 8 targets dynamo would hit its recompile limit and silently run eager. A code object
     # of its own per target keeps each compiled.
     call.__code__ = call.__code__.replace(co_name=f"xamt_compiled_{len(target)}_{abs(hash(target))}")
+    # dynamo also stops compiling a code object after recompile_limit (8) signatures and then
+    # runs it eagerly without a word: from a target's 9th shape or dtype in a worker, an
+    # eager-vs-compiled group compared eager with eager. How many signatures compile is the
+    # campaign's schedule's business (the compiled share of time), not this limit's
+    config = torch._dynamo.config
+    config.recompile_limit = max(config.recompile_limit, _RECOMPILE_LIMIT)
+    config.accumulated_recompile_limit = max(config.accumulated_recompile_limit, _RECOMPILE_LIMIT)
     return torch.compile(call, dynamic=False)
 
 
