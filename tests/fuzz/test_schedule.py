@@ -275,19 +275,3 @@ def test_a_negative_quarantine_setting_is_refused(tmp_path):
     bad.write_text('[values]\ncycle = ["o"]\n[values.regimes]\no = {}\n[schedule]\nquarantine_after = -1\n')
     with pytest.raises(DataFileError, match="quarantine_after"):
         load_settings(bad)
-
-
-def test_one_costly_iteration_is_forgiven_against_the_cap_and_a_second_is_not():
-    settings = dataclasses.replace(load_settings(), group_cap_s=5.0, group_cap_factor=1.0, death_cost_s=5.0)
-    sched, search, _ = make([group("once"), group("twice")] + [group(f"g{i}") for i in range(20)],
-                            settings)
-    hung = collections.Counter()
-    for _ in range(4000):
-        for prop in sched.propose(1, 0.0):
-            # "once" hangs on its first iteration only, "twice" on its first two
-            hangs = prop.key in ("once", "twice") and hung[prop.key] < (1 if prop.key == "once" else 2)
-            hung[prop.key] += hangs
-            sched.done(prop, 7.0 if hangs else 0.001, ran=not hangs, rate=100.0, deaths=int(hangs))
-            search.report(prop.key, prop.input, 0.0, cost=7.0 if hangs else 0.001)
-    assert "once" not in sched.capped and search.groups["once"].iterations >= settings.floor
-    assert "twice" in sched.capped and search.groups["twice"].iterations == 2

@@ -233,10 +233,6 @@ class Schedule:
         self._rate = 0.0  # completed iterations per second, smoothed (paces the floor)
         #: worker-seconds per group outside the slow lane, and the groups over their cap
         self.charged: collections.Counter = collections.Counter()
-        #: each group's costliest single iteration: one is forgiven against the cap (a member
-        #: that hung once is an accident, and a group capped by it never gets the second
-        #: iteration that would leave the member out: ``quarantine_after``)
-        self._max_charge: collections.Counter = collections.Counter()
         self._charged_total = 0.0  # sum(charged.values()), kept as it changes (asked per result)
         self.capped: set[Hashable] = set()
         self._open_keys: dict[str, list[Hashable]] | None = None
@@ -354,10 +350,6 @@ class Schedule:
         if self._open_keys is None:
             self._open_keys = {c: [k for k in ks if k not in self.capped] for c, ks in self.keys.items()}
         return self._open_keys[cls]
-
-    def _over(self, key: Hashable, cap: float) -> bool:
-        """Whether ``key`` spent more than ``cap``, its costliest iteration forgiven."""
-        return self.charged[key] - self._max_charge[key] > cap
 
     def _cap(self) -> float:
         total = self._charged_total
@@ -484,16 +476,14 @@ class Schedule:
             charge = max(0.0, seconds) + deaths * death_cost
             self.charged[prop.key] += charge
             self._charged_total += charge
-            if charge > self._max_charge[prop.key]:
-                self._max_charge[prop.key] = charge
-            if prop.key not in self.capped and self._over(prop.key, self._cap()):
+            if prop.key not in self.capped and self.charged[prop.key] > self._cap():
                 self.capped.add(prop.key)
                 self._open_keys = None
         if self.capped and time.monotonic() >= self._next_release:
             # now and then, groups that fell under the (growing) cap again are let back in
             self._next_release = time.monotonic() + 2.0
             cap = self._cap()
-            back = {k for k in self.capped if not self._over(k, cap)}
+            back = {k for k in self.capped if self.charged[k] <= cap}
             if back:
                 self.capped -= back
                 self._open_keys = None
@@ -533,7 +523,6 @@ class Schedule:
         cost it was left out (quarantined), so what runs from now on is another, cheaper group."""
         self._charged_total -= self.charged[key]
         self.charged[key] = 0.0
-        self._max_charge[key] = 0.0
         if key in self.capped:
             self.capped.discard(key)
             self._open_keys = None
