@@ -2,6 +2,8 @@
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from xamt.exec.group import compile_cache_dir, pool_settings
 
 
@@ -38,8 +40,6 @@ def test_a_cache_copied_to_another_output_folder_is_read(tmp_path, monkeypatch):
     no absolute path may reach JAX's cache keys (its GPU autotuning cache folder did)."""
     import shutil
 
-    import pytest
-
     from sandbox import SandboxPool, Task
     from xamt.libraries.registry import Registry
 
@@ -60,3 +60,33 @@ def test_a_cache_copied_to_another_output_folder_is_read(tmp_path, monkeypatch):
     assert first["cache_misses"] > 0 and first["cache_hits"] == 0
     shutil.copytree(tmp_path / "a" / "cache", tmp_path / "b" / "cache")
     assert events(tmp_path / "b") == {"cache_hits": first["cache_misses"], "cache_misses": 0}
+
+
+@pytest.mark.slow
+def test_inductor_s_cache_copied_to_another_output_folder_is_read(tmp_path, monkeypatch):
+    """The same for torch.compile: Inductor's FX-graph cache, in ``{out}/cache/torchinductor``."""
+    import shutil
+
+    from sandbox import SandboxPool, Task
+    from xamt.libraries.registry import Registry
+
+    pytest.importorskip("torch", reason="torch is not installed")
+    from xamt.libraries.torch import compile_available
+
+    ok, why = compile_available()
+    if not ok:
+        pytest.skip(f"torch.compile cannot run here: {why}")
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    adapters = [a for a in Registry() if a.name in ("numpy", "torch")]
+
+    def events(out):
+        ps = pool_settings(adapters, out_dir=str(out))
+        with SandboxPool(preload=ps["preload"], warmup=ps["warmup"], env=ps["env"], workers=1,
+                         timeout=300, file_size_limit=ps["file_size_limit"]) as pool:
+            outcome = pool.run([Task("tests.exec.cache_tasks:torch_cache_events")])[0]
+        assert outcome.ok, outcome
+        return outcome.value
+
+    assert events(tmp_path / "a") == {"cache_hits": 0, "cache_misses": 2}
+    shutil.copytree(tmp_path / "a" / "cache", tmp_path / "b" / "cache")
+    assert events(tmp_path / "b") == {"cache_hits": 2, "cache_misses": 0}
