@@ -238,70 +238,76 @@ def test_integer_tensors_of_a_float_computation_get_a_float64_reference():
     assert upcast(values) is None
 
 
-def _summing_group():
-    def member(lib, q):
-        return NS(library=lib, qualname=q, call="function", device=None, implements=[])
+def _triage_pair(tmp_path, monkeypatch, quals, compute, values):
+    """Triage a value divergence of a two-member group (numpy's member 0 and a fake member 1),
+    ``compute(member, x)`` standing in for the calls; the filed class and outlier are captured
+    instead of writing a reproducer. Returns (outcome, captured)."""
+    import numpy as np
 
-    return NS(key="t:sum", relation="cross_library", equivalence="value", tolerance=None,
-              normalisation="none", slots=[], members=[member("numpy", "numpy.sum"),
-                                                       member("fake", "fake.sum_reversed")])
-
-
-class _SumExecutor:
-    """Member 0: numpy.sum; member 1: a left-to-right sum of the reversed input in the input's
-    dtype, plus ``bias``."""
-
-    def __init__(self, bias=0.0):
-        self.bias = bias
-
-    def run(self, items):
-        import numpy as np
-
-        from xamt.exec.group import MemberResult
-
-        out = []
-        for it in items:
-            x = np.asarray(it.input[0])
-            res = []
-            for m in it.members:
-                if m == 0:
-                    res.append(MemberResult("ok", value=np.asarray(np.sum(x))))
-                else:
-                    acc = x.dtype.type(0)
-                    for v in x[::-1]:
-                        acc = x.dtype.type(acc + v)
-                    res.append(MemberResult("ok", value=np.asarray(acc + x.dtype.type(self.bias))))
-            out.append(NS(results=res))
-        return out
-
-
-def _triage_sum(tmp_path, monkeypatch, values, bias=0.0):
+    from xamt.exec.group import MemberResult
     from xamt.triage.pipeline import Candidate, TriageOutcome
 
-    ex = _SumExecutor(bias)
-    t = Triage(executor=ex, adapters={"numpy": NS(pivot_rank=0), "fake": NS(pivot_rank=50)},
+    members = [NS(library=lib, qualname=q, call="function", device=None, implements=[])
+               for lib, q in zip(("numpy", "fake"), quals)]
+    group = NS(key="t:pair", relation="cross_library", equivalence="value", tolerance=None,
+               normalisation="none", slots=[], members=members)
+
+    class Executor:
+        def run(self, items):
+            return [NS(results=[MemberResult("ok", value=compute(m, np.asarray(it.input[0])))
+                                for m in it.members]) for it in items]
+
+    t = Triage(executor=Executor(), adapters={"numpy": NS(pivot_rank=0), "fake": NS(pivot_rank=50)},
                kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
     seen = {}
     monkeypatch.setattr(t, "_finish", lambda cand, cid, cls, outlier, values, members, results, summary, **kw:
                         seen.update(cls=cls, outlier=outlier) or TriageOutcome(None, dropped="filed"))
-    first = ex.run([NS(input=values, members=[0, 1], repeat=1)])[0].results
-    out = t.process(Candidate(group=_summing_group(), input=None, values=values, members=[0, 1],
-                              results=first, kind="value", member=1), 1)
+    first = Executor().run([NS(input=values, members=[0, 1], repeat=1)])[0].results
+    out = t.process(Candidate(group=group, input=None, values=values, members=[0, 1], results=first,
+                              kind="value", member=1), 1)
     return out, seen
+
+
+def _reversed_sum(bias=0.0):
+    """Member 0: numpy.sum; member 1: a left-to-right sum of the reversed input in the input's
+    dtype, plus ``bias``."""
+    import numpy as np
+
+    def compute(m, x):
+        if m == 0:
+            return np.asarray(np.sum(x))
+        acc = x.dtype.type(0)
+        for v in x[::-1]:
+            acc = x.dtype.type(acc + v)
+        return np.asarray(acc + x.dtype.type(bias))
+    return compute
 
 
 def test_a_float32_sum_that_cancels_is_rounding_not_a_finding(tmp_path, monkeypatch):
     import numpy as np
 
     # exact sum 2; numpy's float32 sum gives 1, the reversed one 0: 1e8 + 1 rounds to 1e8
-    out, seen = _triage_sum(tmp_path, monkeypatch, {0: np.array([1e8, 1, -1e8, 1], np.float32)})
+    out, seen = _triage_pair(tmp_path, monkeypatch, ("numpy.sum", "fake.sum_reversed"), _reversed_sum(),
+                             {0: np.array([1e8, 1, -1e8, 1], np.float32)})
     assert not seen and out.dropped.startswith("within its dtype's rounding"), (out.dropped, seen)
 
 
 def test_a_wrong_sum_of_a_well_conditioned_input_is_still_filed(tmp_path, monkeypatch):
     import numpy as np
 
-    out, seen = _triage_sum(tmp_path, monkeypatch, {0: np.array([1, 2, 3, 4], np.float32)}, bias=1.0)
+    out, seen = _triage_pair(tmp_path, monkeypatch, ("numpy.sum", "fake.sum_reversed"), _reversed_sum(1.0),
+                             {0: np.array([1, 2, 3, 4], np.float32)})
+    assert seen.get("outlier") == 1 and out.dropped == "filed", (out.dropped, seen)
+
+
+def test_a_step_at_an_exact_integer_is_not_excused_as_rounding(tmp_path, monkeypatch):
+    import numpy as np
+
+    def floor(m, x):  # member 1 is wrong at exact integers: floor(3.0) = 2
+        return np.floor(x) if m == 0 else np.where(x == np.round(x), x - 1, np.floor(x))
+
+    out, seen = _triage_pair(tmp_path, monkeypatch, ("numpy.floor", "fake.floor_off_by_one"), floor,
+                             {0: np.array([3.0, 5.0], np.float32)})
     assert seen.get("outlier") == 1 and out.dropped == "filed", (out.dropped, seen)
 
 
@@ -345,37 +351,3 @@ def test_conditioning_settings_are_checked(tmp_path):
     with pytest.raises(DataFileError, match="factor"):
         load_conditioning(bad)
 
-
-def test_a_step_at_an_exact_integer_is_not_excused_as_rounding(tmp_path, monkeypatch):
-    import numpy as np
-
-    from xamt.exec.group import MemberResult
-    from xamt.triage.pipeline import Candidate, TriageOutcome
-
-    def member(lib, q):
-        return NS(library=lib, qualname=q, call="function", device=None, implements=[])
-
-    group = NS(key="t:floor", relation="cross_library", equivalence="value", tolerance=None,
-               normalisation="none", slots=[], members=[member("numpy", "numpy.floor"),
-                                                        member("fake", "fake.floor_off_by_one")])
-
-    class Executor:  # member 1 is wrong at exact integers: floor(3.0) = 2
-        def run(self, items):
-            out = []
-            for it in items:
-                x = np.asarray(it.input[0])
-                res = [MemberResult("ok", value=np.floor(x) if m == 0 else np.where(x == np.round(x), x - 1, np.floor(x)))
-                       for m in it.members]
-                out.append(NS(results=res))
-            return out
-
-    t = Triage(executor=Executor(), adapters={"numpy": NS(pivot_rank=0), "fake": NS(pivot_rank=50)},
-               kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
-    seen = {}
-    monkeypatch.setattr(t, "_finish", lambda cand, cid, cls, outlier, values, members, results, summary, **kw:
-                        seen.update(outlier=outlier) or TriageOutcome(None, dropped="filed"))
-    values = {0: np.array([3.0, 5.0], np.float32)}
-    first = Executor().run([NS(input=values, members=[0, 1], repeat=1)])[0].results
-    out = t.process(Candidate(group=group, input=None, values=values, members=[0, 1], results=first,
-                              kind="value", member=1), 1)
-    assert seen.get("outlier") == 1 and out.dropped == "filed", (out.dropped, seen)
