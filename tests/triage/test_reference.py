@@ -351,3 +351,14 @@ def test_conditioning_settings_are_checked(tmp_path):
     with pytest.raises(DataFileError, match="factor"):
         load_conditioning(bad)
 
+
+
+def test_element_moves_count_matching_non_finite_values_as_unmoved():
+    import numpy as np
+
+    from xamt.triage.reference import element_moves
+
+    ref = np.array([1.0, np.inf, np.nan, 2.0], np.float32)
+    moved = np.array([1.5, np.inf, np.nan, np.inf])
+    assert element_moves(moved, ref).tolist() == [0.5, 0.0, 0.0, np.inf]
+    assert element_moves(np.zeros(3), ref) is None and element_moves(np.zeros(4, int), ref) is None

@@ -42,7 +42,7 @@ from xamt.triage.policy import Policies, at_edge, computation_dtype, load_polici
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
     Conditioning, ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, load_call_order,
-    load_conditioning, perturbed, pivot_order, upcast, within_noise,
+    element_moves, load_conditioning, perturbed, pivot_order, upcast, within_noise,
 )
 
 __all__ = ["Candidate", "Triage", "TriageOutcome", "input_signature", "upcast", "declared_originals",
@@ -169,21 +169,14 @@ class Triage:
         ``sign`` at an exact integer, a branch) is not ill-conditioned but discontinuous, and
         a wrong side of the step is a finding. None when the reference member does not return
         a comparable leaf there."""
-        r = ref_leaf.astype(np.complex128 if ref_leaf.dtype.kind == "c" else np.float64)
-
         def move(seed: int, scale: float) -> np.ndarray | None:
             rng = np.random.Generator(np.random.PCG64([0xC0D1, seed]))  # the same signs per draw
             res = self._run(group, perturbed(values, ref_values, rng, scale), [ref_member])
             lv = leaves(res[0].value) if res[0].ok else []
             moved = lv[leaf] if leaf < len(lv) and isinstance(lv[leaf], np.ndarray) else None
-            if moved is None or moved.shape != r.shape or moved.dtype.kind not in "fc":
-                return None
-            with np.errstate(all="ignore"):
-                a = moved.astype(r.dtype)
-                d = np.where((a == r) | (np.isnan(a) & np.isnan(r)), 0.0, np.abs(a - r))
-            return np.where(np.isfinite(d), d, np.inf)
+            return element_moves(moved, ref_leaf) if moved is not None else None
 
-        noise = np.zeros(r.shape)
+        noise = np.zeros(ref_leaf.shape)
         for draw in range(self.conditioning.draws):
             big, small = move(draw, 1.0), move(draw, 1.0 / 16)
             if big is None or small is None:
@@ -253,7 +246,12 @@ class Triage:
                                                                        first=ref_member)
         out_leaf = leaves(outputs[outlier])[leaf] if leaf < len(leaves(outputs[outlier])) else None
         ref_leaf = leaves(ref_value)[leaf] if ref_value is not None and leaf < len(leaves(ref_value)) else None
-        if not isinstance(out_leaf, np.ndarray) or not isinstance(ref_leaf, np.ndarray):
+        arrays_compared = isinstance(out_leaf, np.ndarray) and isinstance(ref_leaf, np.ndarray)
+        # the tolerance of the dtype the outlier computed in (its inputs and output), never a
+        # float64 reference's own
+        own_tol = (computation_tolerance(group.tolerance or None, [*input_dtypes(values), out_leaf.dtype])
+                   if arrays_compared else None)
+        if not arrays_compared:
             cls_name, why = FindingClass.VALUE, "outputs differ in structure"
         else:
             arrays = {s: v for s, v in values.items() if isinstance(v, np.ndarray)}
@@ -264,8 +262,7 @@ class Triage:
             if (ref_values is not None and out_leaf.dtype.kind in "fc" and ref_leaf.dtype.kind in "fc"
                     and out_leaf.shape == ref_leaf.shape):
                 noise = self._noise(group, values, ref_values, ref_member, leaf, ref_leaf)
-                tol = computation_tolerance(group.tolerance or None, [*input_dtypes(values), out_leaf.dtype])
-                if noise is not None and within_noise(out_leaf, ref_leaf, noise, tol, self.conditioning.factor):
+                if noise is not None and within_noise(out_leaf, ref_leaf, noise, own_tol, self.conditioning.factor):
                     return TriageOutcome(None, dropped=(
                         "within its dtype's rounding: the float64 reference moves as far on inputs "
                         "perturbed by one unit roundoff (an ill-conditioned input)"))
@@ -303,11 +300,7 @@ class Triage:
                     why = (f"the outlier on float64 inputs agrees with the reference: its "
                            f"{out_leaf.dtype} evaluation loses the result (overflow, underflow or "
                            f"cancellation)")
-        # at the tolerance of the dtype the outlier computed in (its inputs and output), never a
-        # float64 reference's own
-        rep = (compare_group([ref_leaf, out_leaf], reference=0, tol=computation_tolerance(
-                   group.tolerance or None, [*input_dtypes(values), out_leaf.dtype]))
-               if isinstance(out_leaf, np.ndarray) and isinstance(ref_leaf, np.ndarray) else None)
+        rep = compare_group([ref_leaf, out_leaf], reference=0, tol=own_tol) if arrays_compared else None
         summary = {"why": why, "reference": ref_label, "leaf": leaf}
         if rep is not None:
             m = rep.members[1]
@@ -318,8 +311,7 @@ class Triage:
                             expect="value", ref_member=ref_member, ref_values=ref_values,
                             ref_label=ref_label,
                             tol=(rep.tolerance.rtol, rep.tolerance.atol) if rep else (1e-5, 1e-8),
-                            edge=isinstance(out_leaf, np.ndarray) and isinstance(ref_leaf, np.ndarray)
-                            and at_edge([ref_leaf], computation_dtype([*input_dtypes(values), out_leaf.dtype])))
+                            edge=arrays_compared and at_edge([ref_leaf], computation_dtype([*input_dtypes(values), out_leaf.dtype])))
 
     # -- status and internal errors ------------------------------------------------------------
     def _raised(self, cand: Candidate, campaign_id: int, *, internal: bool) -> TriageOutcome:

@@ -22,7 +22,8 @@ from xamt.exec.group import MemberResult
 from xamt.exec.normalise import leaves
 
 __all__ = ["ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upcast", "call_rank",
-           "float_computed_slots", "Conditioning", "load_conditioning", "perturbed", "within_noise",
+           "float_computed_slots", "Conditioning", "load_conditioning", "perturbed", "element_moves",
+           "within_noise",
            "declared_originals", "load_call_order"]
 
 #: float dtypes a float64 reference evaluation improves on
@@ -179,6 +180,19 @@ def perturbed(values: Mapping[int, Any], upcast_values: Mapping[int, Any],
         else:
             out[slot] = move(orig, up)
     return out
+
+
+def element_moves(moved: np.ndarray, ref: np.ndarray) -> np.ndarray | None:
+    """Per element, how far ``moved`` (the reference on perturbed inputs) is from ``ref``: 0
+    where they are equal (the same infinity, NaN against NaN), inf where only one is finite.
+    None when ``moved`` is not a float array of ``ref``'s shape."""
+    if moved.shape != ref.shape or moved.dtype.kind not in "fc":
+        return None
+    with np.errstate(all="ignore"):
+        r = ref.astype(np.complex128 if ref.dtype.kind == "c" else np.float64)
+        a = moved.astype(r.dtype)
+        d = np.where((a == r) | (np.isnan(a) & np.isnan(r)), 0.0, np.abs(a - r))
+    return np.where(np.isfinite(d), d, np.inf)
 
 
 def within_noise(out: np.ndarray, ref: np.ndarray, noise: np.ndarray, tol: Any, factor: float) -> bool:
