@@ -6,7 +6,8 @@ Tasks in, outcomes out::
     with SandboxPool(preload=("numpy",), workers=2, timeout=10.0) as pool:
         outcome = pool.run([Task("numpy:sum", args=(x,), kwargs={"axis": 1})])[0]
 
-See :class:`SandboxPool`, :class:`Task` and :class:`Outcome`; a long task calls :func:`mark` to
+See :class:`SandboxPool`, :class:`Task` and :class:`Outcome` (:class:`PoolSet`: pools in
+interpreters or environments of their own behind one interface); a long task calls :func:`mark` to
 say which of its items runs, so an outcome of death names it. The package knows nothing of the
 code that uses it.
 """
@@ -16,10 +17,11 @@ from .errors import (
 )
 from .outcome import Outcome, Ref, Status, Step, Task, TensorInfo
 from .pool import SandboxPool
+from .poolset import PoolSet
 from .worker import mark
 
 __all__ = [
-    "SandboxPool", "Task", "Step", "mark", "Ref", "Outcome", "Status", "TensorInfo",
+    "SandboxPool", "PoolSet", "Task", "Step", "mark", "Ref", "Outcome", "Status", "TensorInfo",
     "SandboxError", "ConfigError", "TaskError", "EncodeError", "DecodeError", "ResolveError",
     "ZygoteError", "WorkerStartError", "PoolClosedError", "ProtocolError", "ConfinementWarning",
 ]

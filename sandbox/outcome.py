@@ -144,9 +144,10 @@ def _may_hold_refs(items: Iterable[Any]) -> bool:
     return False
 
 
-def _task_from_state(steps, convert, convert_kwargs, device, timeout, affinity, confirm) -> "Task":
+def _task_from_state(steps, convert, convert_kwargs, device, timeout, affinity, confirm,
+                     runtime=None) -> "Task":
     return Task.chain(steps, convert=convert, convert_kwargs=convert_kwargs, device=device,
-                      timeout=timeout, affinity=affinity, confirm=confirm)
+                      timeout=timeout, affinity=affinity, confirm=confirm, runtime=runtime)
 
 
 class Task:
@@ -168,11 +169,14 @@ class Task:
     * ``confirm``: whether a crashed/timeout/oom run is re-run in a fresh worker (default: the
       pool's ``confirm``). A caller that isolates a dying task itself (re-running its parts one
       by one) has no use for the pool's confirmation of the whole.
+    * ``runtime``: the name of the pool of a :class:`~sandbox.PoolSet` that runs it (an
+      interpreter or environment of its own); a single :class:`~sandbox.SandboxPool` ignores it.
 
     :meth:`chain` builds a multi-step task whose result is the last step's result.
     """
 
-    __slots__ = ("steps", "convert", "convert_kwargs", "device", "timeout", "affinity", "confirm")
+    __slots__ = ("steps", "convert", "convert_kwargs", "device", "timeout", "affinity", "confirm",
+                 "runtime")
 
     def __init__(
         self,
@@ -186,8 +190,10 @@ class Task:
         timeout: Optional[float] = None,
         affinity: Optional[str] = None,
         confirm: Optional[bool] = None,
+        runtime: Optional[str] = None,
     ) -> None:
-        self._init((Step(fn, args, kwargs),), convert, convert_kwargs, device, timeout, affinity, confirm)
+        self._init((Step(fn, args, kwargs),), convert, convert_kwargs, device, timeout, affinity, confirm,
+                   runtime)
 
     @classmethod
     def chain(
@@ -200,13 +206,15 @@ class Task:
         timeout: Optional[float] = None,
         affinity: Optional[str] = None,
         confirm: Optional[bool] = None,
+        runtime: Optional[str] = None,
     ) -> "Task":
         """A task running ``steps`` in order; ``Ref(i)`` in a step's arguments is step i's result."""
         task = cls.__new__(cls)
-        task._init(tuple(steps), convert, convert_kwargs, device, timeout, affinity, confirm)
+        task._init(tuple(steps), convert, convert_kwargs, device, timeout, affinity, confirm, runtime)
         return task
 
-    def _init(self, steps, convert, convert_kwargs, device, timeout, affinity=None, confirm=None) -> None:
+    def _init(self, steps, convert, convert_kwargs, device, timeout, affinity=None, confirm=None,
+              runtime=None) -> None:
         if not steps:
             raise TaskError("a task needs at least one step")
         for index, step in enumerate(steps):
@@ -236,6 +244,8 @@ class Task:
             raise TaskError(f"affinity must be a string key, got {type(affinity).__name__}")
         if confirm is not None and not isinstance(confirm, bool):
             raise TaskError(f"confirm must be a bool or None, got {confirm!r}")
+        if runtime is not None and (not isinstance(runtime, str) or not runtime):
+            raise TaskError(f"runtime must be a non-empty string naming a pool, got {runtime!r}")
         object.__setattr__(self, "steps", steps)
         object.__setattr__(self, "convert", convert)
         object.__setattr__(self, "convert_kwargs", dict(convert_kwargs) if convert_kwargs else None)
@@ -243,6 +253,7 @@ class Task:
         object.__setattr__(self, "timeout", timeout)
         object.__setattr__(self, "affinity", affinity)
         object.__setattr__(self, "confirm", confirm)
+        object.__setattr__(self, "runtime", runtime)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Task is immutable")
@@ -250,7 +261,7 @@ class Task:
     def __reduce__(self) -> Tuple[Any, ...]:
         # pickles through chain(): a task can travel to another process (a Ray actor's pool)
         return (_task_from_state, (self.steps, self.convert, self.convert_kwargs, self.device,
-                                   self.timeout, self.affinity, self.confirm))
+                                   self.timeout, self.affinity, self.confirm, self.runtime))
 
     @property
     def fn(self) -> str:
@@ -281,7 +292,7 @@ class Task:
             body = "steps=[" + ", ".join(s.fn for s in self.steps) + "]"
         extra = "".join(
             f", {name}={getattr(self, name)!r}"
-            for name in ("convert", "device", "timeout", "affinity", "confirm")
+            for name in ("convert", "device", "timeout", "affinity", "confirm", "runtime")
             if getattr(self, name) is not None
         )
         return f"Task({body}{extra})"
