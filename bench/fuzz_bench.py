@@ -128,7 +128,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from sandbox import SandboxPool
-    from xamt.exec.group import GroupExecutor, pool_settings
+    from xamt.exec.group import GroupExecutor
+    from xamt.exec.pools import pool_settings
     from xamt.groups.model import load_registry
     from xamt.libraries.registry import Registry
     from xamt.store import Store, default_db_path

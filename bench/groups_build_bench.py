@@ -113,15 +113,14 @@ def main(argv=None):
     parser.add_argument("--limit", type=int, default=300)
     args = parser.parse_args(argv)
 
-    from sandbox import SandboxPool
-    from xamt.exec.group import pool_settings
+    from xamt.exec.pools import open_pool, pool_settings
     from xamt.libraries.registry import Registry
 
     reg = Registry()
     adapters = {a.name: a for a in reg if a.is_installed()}
     out = {"batch": args.batch, "repeats": args.repeats, "workers": args.workers}
-    with SandboxPool(workers=args.workers, timeout=30, confirm=False, max_tasks_per_worker=None,
-                     **pool_settings(adapters.values())) as pool:
+    with open_pool(workers=args.workers, timeout=30, confirm=False, max_tasks_per_worker=None,
+                   **pool_settings(adapters.values())) as pool:
         grouped, per_member, n = _throughput(pool, adapters, args.batch, args.repeats)
     out.update(group_iterations_per_s=round(grouped, 1), baseline_one_task_per_member_per_s=round(per_member, 1),
                ratio=round(grouped / per_member, 2), items_per_batch=n)

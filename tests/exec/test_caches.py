@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from xamt.exec.group import compile_cache_dir, pool_settings
+from xamt.exec.pools import compile_cache_dir, pool_settings
 
 
 def lib(name, version):

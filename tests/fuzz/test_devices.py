@@ -368,7 +368,7 @@ def test_real_gpu_twin_runs_on_the_gpu(cuda, library, target, device, tmp_path):
     from sandbox import SandboxPool
 
     from xamt.fuzz.devices import discover
-    from xamt.exec.group import pool_settings
+    from xamt.exec.pools import pool_settings
 
     ads = {a.name: a for a in Registry() if a.name == library}
     settings = pool_settings(ads.values())

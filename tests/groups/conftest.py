@@ -23,9 +23,8 @@ def adapters():
 @pytest.fixture(scope="package")
 def pool(adapters):
     """One sandbox pool for the package's tests (numpy and torch preloaded)."""
-    from sandbox import SandboxPool
-    from xamt.exec.group import pool_settings
+    from xamt.exec.pools import open_pool, pool_settings
 
     conf = pool_settings(a for n, a in adapters.items() if n != "crashy")
-    with SandboxPool(workers=2, timeout=10, confirm=False, max_tasks_per_worker=None, **conf) as p:
+    with open_pool(workers=2, timeout=10, confirm=False, max_tasks_per_worker=None, **conf) as p:
         yield p

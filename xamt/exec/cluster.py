@@ -109,13 +109,12 @@ class ShardWorker:
     a thread that drives every job on it (see the module docstring)."""
 
     def __init__(self, pool_kwargs: Mapping[str, Any], kind: JobKind, where: str, out_dir: str | None = None):
-        from sandbox import SandboxPool
-
+        from xamt.exec.pools import open_pool
         from xamt.exec.schedule import Scheduler
 
         self.niceness = _normal_priority()
         self.where = where
-        self.pool = SandboxPool(**_node_local(pool_kwargs, out_dir))
+        self.pool = open_pool(**_node_local(pool_kwargs, out_dir))
         self.kind = kind
         kind.setup(self.pool, where)
         self._scheduler = Scheduler(self.pool)

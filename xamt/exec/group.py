@@ -6,8 +6,9 @@ member of the group in one round trip, :func:`xamt.exec.member.run_members`), ru
 (crash, timeout, out of memory) its members are re-run one task each, so the death is pinned to
 the member that caused it. :meth:`GroupExecutor.probe` asks which dtypes members accept
 (:func:`xamt.exec.probe.probe_dtypes`). :func:`member_spec` is the compact member form the
-worker parses once, :func:`call_key` the digest of one call (a registry build's memo), and
-:func:`pool_settings` the sandbox pool's preloads and environment for a set of adapters.
+worker parses once, :func:`call_key` the digest of one call (a registry build's memo). A member whose library runs
+in a runtime of its own (:mod:`xamt.exec.pools`) is sent there: a group task is split into one
+task per runtime.
 """
 from __future__ import annotations
 
@@ -24,10 +25,10 @@ import numpy as np
 from sandbox.outcome import CONFIRMABLE
 
 from xamt.exec.member import RUN_MEMBERS, hook_refs
+from xamt.exec.pools import runtime_of
 from xamt.exec.probe import PROBE_DTYPES
 
-__all__ = ["MemberResult", "GroupRun", "ExecItem", "GroupExecutor", "member_spec", "pool_settings",
-           "call_key"]
+__all__ = ["MemberResult", "GroupRun", "ExecItem", "GroupExecutor", "member_spec", "call_key"]
 
 
 def member_spec(member: Any, libraries: Mapping[str, Any]) -> tuple[str, bytes]:
@@ -161,75 +162,6 @@ class GroupRun:
         return [m for m, r in zip(self.members, self.results) if r.ok]
 
 
-def pool_settings(libraries: Iterable[Any], out_dir: str | None = None) -> dict[str, Any]:
-    """``preload``, ``warmup``, ``env`` and ``file_size_limit`` for a :class:`sandbox.SandboxPool`
-    that runs these adapters.
-
-    With ``out_dir`` the worker environment of ``validation.toml`` (``[environment]``: on-disk
-    caches of compiled programs, JAX's and TorchInductor's) is added, ``{cache}`` standing for
-    :func:`compile_cache_dir` and ``{out}`` for the output folder; ``file_size_limit`` leaves
-    room for TorchInductor's precompiled header (~150 MB).
-    """
-    import os
-
-    preload = ["numpy"]
-    warmup: list[str] = []
-    env: dict[str, str] = {}
-    for adapter in libraries:
-        warmup += [ref for ref in adapter.zygote_warmup if ref not in warmup]
-        if adapter.import_name not in preload:
-            preload.append(adapter.import_name)
-        for key, value in adapter.environment.items():
-            env[key] = os.environ.get(key, value)
-        module = adapter.from_numpy_ref.split(":")[0]
-        if module not in preload:
-            preload.append(module)
-    preload += ["xamt.exec.member", "xamt.exec.probe", "xamt.libraries.invoke"]
-    if out_dir is not None:
-        libraries = list(libraries)
-        base = os.path.abspath(out_dir)
-        cache = compile_cache_dir(base, libraries)
-        for key, value in _worker_environment().items():
-            env.setdefault(key, os.environ.get(key, value.replace("{cache}", cache).replace("{out}", base)))
-    return {"preload": tuple(preload), "warmup": tuple(warmup), "env": env, "file_size_limit": 1 << 30}
-
-
-def compile_cache_dir(out_dir: str, libraries: Iterable[Any]) -> str:
-    """``<out_dir>/cache/<key>`` (``{cache}`` in ``validation.toml``): a compile cache folder
-    keyed by the CPU and the libraries' versions (a program compiled for another CPU or by
-    another version must never be loaded), so an upgrade or a copied output folder starts a cache
-    of its own. JAX's cache lives there; ``validation.toml`` says why Inductor's does not."""
-    import hashlib
-    import os
-    import platform
-
-    cpu = platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith(("model name", "flags", "Features")):
-                    cpu += "|" + line.split(":", 1)[1].strip()
-    except OSError:
-        cpu += "|" + platform.processor()
-    versions = ",".join(sorted(f"{a.name}={a.version()}" for a in libraries if a.is_installed()))
-    digest = hashlib.blake2b(f"{cpu}\n{versions}\n{platform.python_version()}".encode(), digest_size=6)
-    return os.path.join(out_dir, "cache", digest.hexdigest())
-
-
-def _worker_environment() -> dict[str, str]:
-    """``validation.toml``'s ``[environment]``: the workers' environment, ``{cache}`` standing for
-    the compile cache folder and ``{out}`` for the output folder (read here, below the groups
-    package that reads the rest of the file)."""
-    from xamt.datafiles import read_toml
-    from xamt.errors import DataFileError
-
-    data, where, _ = read_toml("validation.toml")
-    env = data.get("environment", {})
-    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-        raise DataFileError(f"{where}: [environment] values must be strings")
-    return dict(env)
-
-
 def _affinity(group: Any) -> str | None:
     """The sandbox affinity key of a group's tasks (its key)."""
     key = getattr(group, "key", None)
@@ -297,8 +229,13 @@ class GroupExecutor:
             return item.normalise or None
         return getattr(item.group, "normalisation", None) or None
 
+    def runtime(self, member: Any) -> str | None:
+        """The runtime (sandbox pool) of ``member``'s library; None: the main zygote."""
+        adapter = self.libraries.get(member.library)
+        return None if adapter is None else runtime_of(adapter)
+
     def _task(self, specs: list, values: dict[int, Any], options: dict[str, Any], limit: float,
-              group: Any = None) -> Any:
+              group: Any = None, runtime: str | None = None) -> Any:
         from sandbox import Task
 
         # one group's tasks go to one worker: its JIT caches (JAX, XLA, tf.function) then serve
@@ -306,7 +243,7 @@ class GroupExecutor:
         # A task of several members that dies is isolated member by member (each of those is
         # confirmed): a confirmation of the whole would only repeat the death.
         return Task(RUN_MEMBERS, args=(specs, values, options), timeout=min(self.max_task_timeout, limit),
-                    affinity=_affinity(group),
+                    affinity=_affinity(group), runtime=runtime,
                     confirm=None if len(specs) == 1 and self.confirm_deaths else False)
 
     def _limit(self, item: ExecItem, member: Any) -> float:
@@ -366,18 +303,22 @@ class GroupExecutor:
                         keys[k] = key
                 run_idx.append(k)
             prepared.append((item, members, results, values))
-            if run_idx:
-                specs = [list(self.spec(item.group.members[members[k]])) for k in run_idx]
+            # one task per runtime the members run in (most groups: one)
+            parts: dict[str | None, list[int]] = {}
+            for k in run_idx:
+                parts.setdefault(self.runtime(item.group.members[members[k]]), []).append(k)
+            for runtime, part in parts.items():
+                specs = [list(self.spec(item.group.members[members[k]])) for k in part]
                 options = {"repeat": item.repeat, "normalise": norm}
                 if self.clocks:
                     options["clocks"] = self.clocks
-                limits = [self._limit(item, item.group.members[members[k]]) for k in run_idx]
+                limits = [self._limit(item, item.group.members[members[k]]) for k in part]
                 # the slowest member's allowance and a second for the others: members take
                 # milliseconds, and a task that runs out is re-run member by member, each with
                 # its full allowance (a hang then costs one allowance, not the sum of all)
                 tasks.append(self._task(specs, values, options, max(limits) + min(1.0, len(limits) - 1.0),
-                                        item.group))
-                owners.append((len(prepared) - 1, run_idx, specs, options, keys, limits))
+                                        item.group, runtime))
+                owners.append((len(prepared) - 1, part, specs, options, keys, limits, runtime))
         outcomes = (yield tasks) if tasks else []
         self.stats["group_tasks"] += len(tasks)
         task_s = [0.0] * len(prepared)
@@ -393,7 +334,7 @@ class GroupExecutor:
                     killed[p].append(pid)
 
         solo_tasks, solo_owners = [], []
-        for (p, run_idx, specs, options, keys, limits), outcome in zip(owners, outcomes):
+        for (p, run_idx, specs, options, keys, limits, runtime), outcome in zip(owners, outcomes):
             item, members, results, values = prepared[p]
             count(p, outcome)
             decoded = self._decode(outcome, len(run_idx))
@@ -409,7 +350,8 @@ class GroupExecutor:
                         if k in keys and self.memo is not None and outcome.status != "cancelled":
                             self.memo[keys[k]] = results[k]
                         continue
-                    solo_tasks.append(self._task([spec], values, options, limit, item.group))  # type: ignore[arg-type]
+                    solo_tasks.append(self._task([spec], values, options, limit, item.group,  # type: ignore[arg-type]
+                                                 runtime))
                     solo_owners.append((p, k, keys.get(k)))
                 continue
             for k, res in zip(run_idx, decoded):
@@ -530,7 +472,7 @@ class GroupExecutor:
             evaluator = abstract.get(group.members[mi].library)
             tasks.append(Task(PROBE_DTYPES, args=(spec, dict(values), list(data_slots), list(dtypes), evaluator),
                               timeout=min(self.max_task_timeout, limit(j) * max(1, len(dtypes))),
-                              affinity=_affinity(group)))
+                              affinity=_affinity(group), runtime=self.runtime(group.members[mi])))
             owner.append(j)
         outcomes = (yield tasks) if tasks else []
         self.stats["probe_tasks"] += len(tasks)
@@ -546,7 +488,7 @@ class GroupExecutor:
             evaluator = abstract.get(group.members[mi].library)
             for d in dtypes:
                 retry.append(Task(PROBE_DTYPES, args=(spec, dict(values), list(data_slots), [d], evaluator),
-                                  timeout=limit(j)))
+                                  timeout=limit(j), runtime=self.runtime(group.members[mi])))
                 retry_owner.append((j, d))
         if retry:
             retry_outcomes = yield retry

@@ -766,10 +766,10 @@ class _LocalBackend:
         return None
 
     def _start_isolation(self) -> None:
-        from sandbox import SandboxPool
+        from xamt.exec.pools import open_pool
 
         try:
-            pool = SandboxPool(workers=1, spares=1, nice=_ISOLATION_NICE, **(self._kwargs or {}))
+            pool = open_pool(workers=1, spares=1, nice=_ISOLATION_NICE, **(self._kwargs or {}))
         except Exception as exc:  # the main pool still runs everything: said, not fatal
             _log.warning("isolation pool not started (%s: %s); isolated groups run on the main pool",
                          type(exc).__name__, exc)
@@ -861,9 +861,7 @@ def _device_plan(cfg: FuzzConfig, campaign: Campaign | None, adapters: dict[str,
 
 def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> FuzzResult:
     """Run (or resume) a campaign as configured; see the module docstring."""
-    from sandbox import SandboxPool
-
-    from xamt.exec.group import pool_settings
+    from xamt.exec.pools import open_pool, pool_settings
     from xamt.groups.model import load_registry
     from xamt.libraries.registry import Registry
 
@@ -910,9 +908,9 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
         pool_kwargs = dict(preload=settings["preload"], warmup=settings["warmup"], env=settings["env"],
                            timeout=cfg.timeout, memory_limit=cfg.memory_limit, confirm=True, batch_size=8,
                            max_tasks_per_worker=None, file_size_limit=settings["file_size_limit"],
-                           help_after=schedule_settings.help_after_s)
+                           help_after=schedule_settings.help_after_s, runtimes=settings["runtimes"])
         backend = _RayBackend(cfg, adapters, pool_kwargs) if cfg.ray else \
-            _LocalBackend(SandboxPool(workers=cfg.workers, **pool_kwargs), pool_kwargs)
+            _LocalBackend(open_pool(workers=cfg.workers, **pool_kwargs), pool_kwargs)
         pool = backend.pool
         try:
             # before the campaign is recorded: a --devices naming no device here is a plain error

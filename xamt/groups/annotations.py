@@ -73,7 +73,13 @@ class Annotations:
         self.fingerprint = fingerprint
 
     def get(self, key: str) -> GroupAnnotation | None:
-        return self.groups.get(key)
+        """The annotation of ``key``; a relation inside keras on JAX (``...@keras_jax``, see
+        :mod:`xamt.matching.engine`) has that of the same relation's plain key, since the
+        annotation speaks of the APIs, which the libraries share."""
+        found = self.groups.get(key)
+        if found is None and "@" in key:
+            found = self.groups.get(key.rsplit("@", 1)[0])
+        return found
 
 
 def _tolerance(raw: Any, where: str) -> dict[str, tuple[float, float]]:

@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 from xamt.errors import MatchingError, XamtError
 from xamt.groups.annotations import load_annotations, load_settings
-from xamt.exec.group import GroupExecutor, pool_settings
+from xamt.exec.group import GroupExecutor
+from xamt.exec.pools import open_pool, pool_settings
 from xamt.groups.model import REGISTRY_SCHEMA, load_registry
 from xamt.exec.normalise import load_normalisation_rules
 from xamt.exec.schedule import Scheduler
@@ -235,9 +236,7 @@ def build_registry(
         conf.update(timeout=settings.timeout, confirm=False, max_tasks_per_worker=4000,
                     memory_limit=4 << 30, batch_size=16)
     if own_pool and todo:
-        from sandbox import SandboxPool
-
-        pool = SandboxPool(workers=workers, **conf)
+        pool = open_pool(workers=workers, **conf)
     bar = _BuildProgress(len(todo), progress)
     interrupted = False
     built = 0

@@ -11,6 +11,7 @@ Adding a library means adding one module ``xamt/libraries/<name>.py`` that defin
 from __future__ import annotations
 
 import fnmatch
+import functools
 import importlib
 import importlib.metadata
 import importlib.util
@@ -18,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-__all__ = ["MethodOwner", "ClassNamespace", "ConstructedNamespace", "FactoryNamespace",
+__all__ = ["Runtime", "MethodOwner", "ClassNamespace", "ConstructedNamespace", "FactoryNamespace",
            "FillNamespace", "LibraryAdapter", "ParamSpec", "DTYPE_NAMES", "same_dtype_names"]
 
 #: numpy dtype names Xamt speaks; an adapter maps its own dtype names onto these.
@@ -35,6 +36,36 @@ def same_dtype_names(exclude: tuple[str, ...] = ()) -> dict[str, str]:
 #: A parameter as a signature fallback reports it:
 #: (name, kind, default repr or None when required, type text or None).
 ParamSpec = tuple[str, str, "str | None", "str | None"]
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """Where a library's calls run when it cannot share the main sandbox zygote: an interpreter
+    or environment of its own (a :class:`sandbox.PoolSet` pool named ``name``).
+
+    Keras on JAX needs ``KERAS_BACKEND=jax`` at import, where keras on TensorFlow, in the main
+    zygote, needs ``tensorflow``; MXNet needs numpy < 2. ``env`` is set in that runtime's
+    processes whatever the user's environment says (it defines the library), unlike the
+    adapter's ``environment`` defaults. ``venv`` is a virtual environment folder relative to the
+    project root (made by the Makefile); None: this interpreter.
+    """
+
+    name: str
+    env: Mapping[str, str] = field(default_factory=dict)
+    venv: str | None = None
+
+    def python(self) -> str:
+        """The interpreter of this runtime (this one when it has no venv)."""
+        import sys
+
+        if self.venv is None:
+            return sys.executable
+        return os.path.join(project_root(), self.venv, "bin", "python")
+
+
+def project_root() -> str:
+    """The folder holding the ``xamt`` package (where the Makefile makes extra venvs)."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @dataclass(frozen=True)
@@ -157,6 +188,9 @@ class LibraryAdapter:
     sub_apis_ref: str | None = None
     #: environment variables set (if not already set) before the library is imported
     environment: Mapping[str, str] = field(default_factory=dict)
+    #: a zygote of its own (another interpreter, or settings that clash with the main zygote's
+    #: libraries); None: the main zygote. Its ``env`` is applied over ``environment``
+    runtime: Runtime | None = None
     #: ``"module:function"`` s the sandbox's zygote calls after importing the library, so that
     #: every worker inherits their work instead of paying it in its first task (a compiler's own
     #: imports, a probe of the CPU). They must start no thread (:func:`sandbox.preload.run_warmups`)
@@ -225,23 +259,40 @@ class LibraryAdapter:
 
     # -- environment ------------------------------------------------------------------------
     def is_installed(self) -> bool:
-        """True when the library can be found (it is not imported)."""
+        """True when the library can be found (it is not imported), in its runtime's
+        interpreter when that is another one."""
+        if self.runtime is not None and self.runtime.venv is not None:
+            return _venv_versions(self.runtime.python(), self.import_name, self.distributions) is not None
         try:
             return importlib.util.find_spec(self.import_name) is not None
         except (ImportError, ValueError):
             return False
 
     def prepare_environment(self) -> dict[str, str]:
-        """Set this adapter's environment variables unless the user set them; return them."""
+        """Set this adapter's environment variables unless the user set them, and its runtime's
+        whatever is set; return them."""
         applied = {}
         for key, value in self.environment.items():
             applied[key] = os.environ.setdefault(key, value)
+        if self.runtime is not None:
+            os.environ.update(self.runtime.env)
+            applied.update(self.runtime.env)
         return applied
+
+    def worker_environment(self) -> dict[str, str]:
+        """The variables a sandbox zygote running this library needs: the user's value or the
+        adapter's default of each ``environment`` key, then the runtime's own."""
+        env = {key: os.environ.get(key, value) for key, value in self.environment.items()}
+        if self.runtime is not None:
+            env.update(self.runtime.env)
+        return env
 
     def version(self) -> str:
         """Installed version from the package metadata (no import), plus the version tag."""
         base = None
-        for dist in self.distributions:
+        if self.runtime is not None and self.runtime.venv is not None:
+            base = _venv_versions(self.runtime.python(), self.import_name, self.distributions)
+        for dist in self.distributions if base is None else ():
             try:
                 base = importlib.metadata.version(dist)
                 break
@@ -300,6 +351,36 @@ class LibraryAdapter:
             "out_call": self.out_call_ref,
             "dtypes": dict(self.dtypes),
         }
+
+
+_VENV_PROBE = """
+import importlib.metadata, importlib.util, sys
+if importlib.util.find_spec(sys.argv[1]) is None:
+    sys.exit(3)
+for dist in sys.argv[2:]:
+    try:
+        print(importlib.metadata.version(dist)); break
+    except importlib.metadata.PackageNotFoundError:
+        pass
+else:
+    print("unknown")
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def _venv_versions(python: str, import_name: str, distributions: tuple[str, ...]) -> str | None:
+    """The version of a library installed in another interpreter (None: it is not there). One
+    short child process per library and interpreter, remembered: asked while planning only."""
+    import subprocess
+
+    if not os.access(python, os.X_OK):
+        return None
+    try:
+        proc = subprocess.run([python, "-I", "-c", _VENV_PROBE, import_name, *distributions],
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.strip() or "unknown" if proc.returncode == 0 else None
 
 
 def resolve_ref(ref: str) -> Any:

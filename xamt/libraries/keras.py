@@ -1,18 +1,24 @@
-"""Keras 3 adapter.
+"""Keras 3 adapters: keras on TensorFlow (``keras``), on JAX (``keras_jax``) and on PyTorch
+(``keras_torch``).
 
-Keras runs on a backend chosen by ``KERAS_BACKEND`` before import; Xamt uses ``tensorflow``
-unless the environment already names another (documented in docs/registry.md). The backend is part of
-the catalog's version key (``3.15.1+tensorflow``) because conversions and behaviour depend on it.
+Keras runs on a backend chosen by ``KERAS_BACKEND`` before import, and its authors document the
+backends as interchangeable: three implementations of one API that should agree. One process
+holds one backend, so ``keras`` runs in the main sandbox zygote on TensorFlow (unless the
+environment names another; docs/registry.md) and the other two in zygotes of their own
+(:class:`~xamt.libraries.base.Runtime`), built here by :func:`keras_adapter` and declared by
+``keras_jax.py`` and ``keras_torch.py``. The backend is part of each catalog's version key
+(``3.15.1+jax``) because conversions and behaviour depend on it.
 """
 from __future__ import annotations
 
 import os
 from typing import Any
 
-from xamt.libraries.base import (ClassNamespace, ConstructedNamespace, LibraryAdapter,
+from xamt.libraries.base import (ClassNamespace, ConstructedNamespace, LibraryAdapter, Runtime,
                                  same_dtype_names)
 
-__all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "backend_name", "DEFAULT_BACKEND"]
+__all__ = ["adapter", "keras_adapter", "from_numpy", "to_numpy", "dtype", "backend_name",
+           "DEFAULT_BACKEND"]
 
 DEFAULT_BACKEND = "tensorflow"
 
@@ -43,8 +49,26 @@ def dtype(name: str) -> Any:
 
 
 def adapter() -> LibraryAdapter:
+    return keras_adapter()
+
+
+def keras_adapter(backend: str | None = None) -> LibraryAdapter:
+    """Keras on ``backend`` (``jax``, ``torch``): a library named ``keras_<backend>`` in a runtime
+    of its own that sets ``KERAS_BACKEND``; None: ``keras``, in the main zygote, on the backend
+    :func:`backend_name` says. The backend's adapter lends its environment (so that its
+    library is imported as Xamt imports it elsewhere) and its compile clock."""
+    environment = {"KERAS_BACKEND": DEFAULT_BACKEND, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    extra: dict[str, Any] = {}
+    if backend is not None:
+        import importlib
+
+        own = importlib.import_module(f"xamt.libraries.{backend}").adapter()
+        environment = {**own.environment, "TF_CPP_MIN_LOG_LEVEL": "2"}
+        extra = dict(runtime=Runtime(f"keras_{backend}", env={"KERAS_BACKEND": backend}),
+                     compile_clock_ref=own.compile_clock_ref,
+                     version_tag_ref=f"xamt.libraries.keras_{backend}:backend_name")
     return LibraryAdapter(
-        name="keras",
+        name="keras" if backend is None else f"keras_{backend}",
         import_name="keras",
         distributions=("keras",),
         namespaces=(
@@ -69,7 +93,7 @@ def adapter() -> LibraryAdapter:
             "keras.initializers", "keras.initializers:Initializer", ("__call__",),
             named_by_class=True,
         ),),
-        environment={"KERAS_BACKEND": DEFAULT_BACKEND, "TF_CPP_MIN_LOG_LEVEL": "2"},
+        environment=environment,
         pivot_rank=45,
-        version_tag_ref="xamt.libraries.keras:backend_name",
+        **({"version_tag_ref": "xamt.libraries.keras:backend_name"} | extra),
     )

@@ -235,10 +235,11 @@ def inferred_groups(index: ViewIndex, data: MatchingData,
     for v in index.views:
         if eligible(v, data):
             by_lib[v.library].append(v)
-    by_name = {v.qualname: v for views in by_lib.values() for v in views}
     groups: list[CandidateGroup] = []
     for lib in sorted(by_lib):
         views = by_lib[lib]
+        # per library: keras on JAX and on TensorFlow share every name
+        by_name = {v.qualname: v for v in views}
         stats.apis[lib] = len(views)
         pairs, skipped = rank_pairs(views, data, related)
         stats.related_skipped += skipped

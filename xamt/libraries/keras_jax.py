@@ -1,0 +1,17 @@
+"""Keras 3 on JAX: ``keras_jax``, in a sandbox zygote of its own with ``KERAS_BACKEND=jax``
+(see :mod:`xamt.libraries.keras`)."""
+from __future__ import annotations
+
+from xamt.libraries.base import LibraryAdapter
+from xamt.libraries.keras import keras_adapter
+
+__all__ = ["adapter", "backend_name"]
+
+
+def backend_name() -> str:
+    """The version tag: this library's backend, whatever ``KERAS_BACKEND`` says here."""
+    return "jax"
+
+
+def adapter() -> LibraryAdapter:
+    return keras_adapter("jax")
