@@ -232,11 +232,10 @@ def render(title: str, outlier: LiteralCall, reference: LiteralCall | None, *, e
     env = {}
     for call in (outlier, reference):
         if call is not None:
-            env.update({k: v for k, v in call.adapter.environment.items()
-                        if k in call.adapter.literal_environment})
+            env.update(call.adapter.script_environment())
     lines = [f'"""{title}', 'Exit status: 1 = the divergence reproduces, 0 = it does not."""']
-    if env:
-        lines += ["import os", f"for k, v in {dict(sorted(env.items()))!r}.items(): os.environ.setdefault(k, v)"]
+    if env:  # as the fuzzer's workers had it, whatever the caller's environment says
+        lines += ["import os", f"os.environ.update({dict(sorted(env.items()))!r})"]
     lines += ["import sys", "import numpy as np"]
     modules = sorted(i.split()[1] for i in imports if i not in ("import sys", "import numpy as np"))
     # importing a submodule binds its package: `import jax` goes where `import jax.numpy` is

@@ -284,6 +284,9 @@ def render(spec: ReproSpec) -> str:
     imports: set[str] = set()
     glue_of: dict[str, tuple[str, set[str]]] = {}
     call_lines = []
+    env: dict[str, str] = {}
+    for _, _, adapter, _ in spec.calls:
+        env.update(adapter.script_environment())
     needs: dict[tuple[str, str], str] = {}  # (library, device) -> glue name of its devices hook
     for label, member, adapter, values in spec.calls:
         # every library involved is imported up front: a missing one means "cannot run" (3)
@@ -308,6 +311,8 @@ def render(spec: ReproSpec) -> str:
         + "\n\nExit status: 1 = the divergence reproduces, 0 = it does not, 3 = cannot run.\n"
         + '"""',
         "import os", "import signal", "import sys", "import traceback", "import types", "",
+        *([f"os.environ.update({dict(sorted(env.items()))!r})  # as the fuzzer's workers ran", ""]
+          if env else []),
         "import msgpack", "import numpy as np", "",
         "try:",
         *[f"    {imp}" for imp in sorted(imports)],

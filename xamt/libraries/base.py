@@ -287,6 +287,12 @@ class LibraryAdapter:
             env.update(self.runtime.env)
         return env
 
+    def script_environment(self) -> dict[str, str]:
+        """What a reproducer script sets before it imports the library: the variables of
+        :meth:`worker_environment` named by ``literal_environment`` (those that change results),
+        with the values the fuzzer's workers ran under."""
+        return {k: v for k, v in self.worker_environment().items() if k in self.literal_environment}
+
     def version(self) -> str:
         """Installed version from the package metadata (no import), plus the version tag."""
         base = None

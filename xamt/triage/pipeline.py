@@ -33,6 +33,7 @@ from xamt.findings import Finding, FindingClass, encode_evidence
 from xamt.groups.agree import Agreement, input_dtypes
 from xamt.exec.group import ExecItem, MemberResult
 from xamt.exec.normalise import leaves
+from xamt.exec.pools import compatible
 from xamt.log import get_logger
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
 from xamt.triage.classify import LOOSE_TOLERANCE, classify_value, flush_subnormals, ties_only
@@ -466,13 +467,23 @@ class Triage:
                 group.members[ref_member].qualname if ref_member is not None else None)},
             input_recipe=cand.input.to_json() if hasattr(cand.input, "to_json") else {},
         )
-        # the reproducer: the members (outlier included), then the float64 reference run if any
+        # the reproducer: the members (outlier included), then the float64 reference run if any.
+        # It is one process: members that need another interpreter, or a setting that clashes
+        # with the outlier's (keras on TensorFlow beside keras on JAX), stay out of it
+        in_script = self._fitting(group, outlier, members)
+        if ref_member is not None and ref_member not in in_script:
+            ref_member, ref_values, ref_label = self._script_reference(group, ref_member, members, results,
+                                                                       in_script, outlier)
+        left_out = [m for m in members if m not in in_script]
+        out_runtime = self.adapters[out_m.library].runtime
+        # the replay gets the outlier's runtime settings (a fresh interpreter, not the server's)
+        runtime_env = dict(out_runtime.env) if out_runtime is not None else None
         calls = []
-        for m in members:
+        for m in in_script:
             mem = group.members[m]
             calls.append((_api_label(group.members, m), mem, self.adapters[mem.library], values))
-        outlier_pos = list(members).index(outlier)
-        reference_pos = list(members).index(ref_member) if ref_member in members else None
+        outlier_pos = in_script.index(outlier)
+        reference_pos = in_script.index(ref_member) if ref_member in in_script else None
         if ref_values is not None and ref_member is not None:
             mem = group.members[ref_member]
             calls.append((f"{mem.qualname} [float64 reference]", mem, self.adapters[mem.library], ref_values))
@@ -483,7 +494,10 @@ class Triage:
             [f"Group: {group.key} ({group.relation}"
              + (f", similarity score {score:.2f}" if score is not None else "")
              + f", expects equal {group.equivalence})",
-             f"Members: {', '.join(group.members[m].qualname for m in members)}",
+             f"Members: {', '.join(group.members[m].qualname for m in in_script)}",
+             *([f"Not run here (another runtime): "
+                f"{', '.join(f'{group.members[m].qualname} ({group.members[m].library})' for m in left_out)}"]
+               if left_out else []),
              f"Outlier: {finding.outlier_api}",
              f"Why: {summary.get('why', '')}"]
             + ([f"Device: {out_m.device} (the same API on the CPU: {summary.get('cpu_api')})"]
@@ -513,7 +527,7 @@ class Triage:
             if not self.verify:
                 break
             v = (self.replayer or repro).verify(script, expect=spec.expect, timeout=self.verify_timeout,
-                                                crash_signal=crash_signal)
+                                                crash_signal=crash_signal, env=runtime_env)
             finding.summary["replay"] = {"returncode": v.returncode, "timed_out": v.timed_out,
                                          "seconds": round(v.seconds, 2), "tail": v.output_tail[-1500:]}
             if v.reproduced:
@@ -529,6 +543,24 @@ class Triage:
               "error_type": r.error_type, "error_message": r.error_message}
              for r in results])
         return TriageOutcome(finding, inputs_blob, outputs_blob)
+
+    def _fitting(self, group: Any, outlier: int, members: Sequence[int]) -> list[int]:
+        """The members a reproducer of ``outlier`` can run in its process (:func:`compatible`)."""
+        out_ad = self.adapters[group.members[outlier].library]
+        return [m for m in members if compatible(self.adapters[group.members[m].library], out_ad)]
+
+    def _script_reference(self, group: Any, ref_member: int, members: Sequence[int],
+                          results: Sequence[MemberResult], in_script: Sequence[int], outlier: int
+                          ) -> tuple[int | None, None, str | None]:
+        """A reference the reproducer can run, where the fuzzer's own cannot share the outlier's
+        process: the first member that can and ended as the reference did (returned, or
+        raised), run on the same inputs. None: there is none."""
+        status = {m: r.status for m, r in zip(members, results)}
+        want = status.get(ref_member, "ok")
+        for m in in_script:
+            if m != outlier and status.get(m) == want:
+                return m, None, f"{group.members[m].qualname} (in the outlier's runtime)"
+        return None, None, None
 
     def _literal(self, group: Any, finding: Finding, outlier: int, ref_member: int | None,
                  ref_values: dict[int, Any] | None, values: dict[int, Any], spec: Any,
