@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import hashlib
 import importlib
 import inspect
@@ -48,7 +49,7 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from xamt.errors import LibraryNotInstalledError, MiningError, XamtError
 from xamt.libraries.base import LibraryAdapter, resolve_ref
@@ -424,24 +425,68 @@ def extract_signature(
 # ------------------------------------------------------------------------------------------
 # documentation
 # ------------------------------------------------------------------------------------------
-_REF_PREFIXES = {
-    "np": "numpy", "numpy": "numpy", "scipy": "scipy", "torch": "torch", "tf": "tensorflow",
-    "tensorflow": "tensorflow", "jax": "jax", "jnp": "jax.numpy", "lax": "jax.lax",
-    "keras": "keras",
-}
-_REF_RE = re.compile(
-    r"(?<![\w.])(np|numpy|scipy|torch|tf|tensorflow|jax|jnp|lax|keras)\.([A-Za-z_][\w.]*[A-Za-z0-9_])"
-)
-#: a docstring that is only a pointer: "See :func:`torch.sum`" (torch's tensor methods)
-_SEE_RE = re.compile(
-    r"^\s*See\s+(?::\w+:)?`*~?((?:np|numpy|scipy|torch|tf|tensorflow|jax|jnp|lax|keras)\.[\w.]*\w)"
-)
-_NUMPYS_RE = re.compile(r"NumPy's\s+`+(\w+)`+")
-_ALIAS_RE = re.compile(
-    r"\b(?:an\s+)?alias\s+(?:for|of)\s+(?::\w+:)?`*~?((?:np|numpy|scipy|torch|tf|tensorflow|jax|jnp|lax|keras)"
-    r"\.[\w.]*\w)",
-    re.IGNORECASE,
-)
+def _alternatives(names: Iterable[str]) -> str:
+    """``names`` as a regex alternation, longest first; one that never matches when empty."""
+    ordered = sorted(names, key=lambda n: (-len(n), n))
+    return "|".join(re.escape(n) for n in ordered) if ordered else "(?!)"
+
+
+@dataclass(frozen=True)
+class DocPatterns:
+    """The patterns that find API names in docstrings, built from the adapters of a registry
+    (:meth:`of`): the prefixes are the libraries' ``doc_prefixes`` (``jnp.cumsum``), the
+    possessives their ``doc_possessives`` (``NumPy's `sum```). No library is named here, so a
+    new adapter's prefixes are read in every library's documentation."""
+
+    #: prefix -> namespace (``jnp`` -> ``jax.numpy``)
+    prefixes: Mapping[str, str]
+    #: library name in prose -> namespace (``NumPy`` -> ``numpy``)
+    possessives: Mapping[str, str]
+    #: any prefixed name (``jnp.cumsum``, not ``x.jnp.cumsum``)
+    ref: re.Pattern[str]
+    #: a docstring that is only a pointer: "See :func:`torch.sum`" (torch's tensor methods)
+    see: re.Pattern[str]
+    #: "Alias for :func:`torch.abs`"
+    alias: re.Pattern[str]
+    #: a declared equivalence: "JAX implementation of numpy.sum", "same as tf.math.add"
+    equiv: re.Pattern[str]
+    #: "TensorFlow variant of NumPy's `sum`"
+    possessive: re.Pattern[str]
+
+    @classmethod
+    def of(cls, registry: Registry) -> "DocPatterns":
+        """The patterns for the libraries of ``registry``."""
+        prefixes, possessives = registry.doc_prefixes(), registry.doc_possessives()
+        p = _alternatives(prefixes)
+        return cls(
+            prefixes=prefixes, possessives=possessives,
+            ref=re.compile(r"(?<![\w.])(" + p + r")\.([A-Za-z_][\w.]*[A-Za-z0-9_])"),
+            see=re.compile(r"^\s*See\s+(?::\w+:)?`*~?((?:" + p + r")\.[\w.]*\w)"),
+            alias=re.compile(
+                r"\b(?:an\s+)?alias\s+(?:for|of)\s+(?::\w+:)?`*~?((?:" + p + r")\.[\w.]*\w)",
+                re.IGNORECASE),
+            equiv=re.compile(
+                r"(?:implementation of|variant of|equivalent (?:to|of)|same as|alias (?:for|of)|"
+                r"wrapper (?:for|around)|counterpart (?:of|to))\s+(?::\w+:)?`*~?"
+                r"((?:" + p + r")\.[\w.]*\w)",
+                re.IGNORECASE),
+            possessive=re.compile(r"(" + _alternatives(possessives) + r")'s\s+`+(\w+)`+"),
+        )
+
+    def qualify(self, dotted: str) -> str:
+        """``jnp.cumsum`` -> ``jax.numpy.cumsum``. The alias and equivalence patterns ignore
+        case ("Alias for NP.sum"), so a prefix is also looked up case-folded."""
+        prefix, _, rest = dotted.partition(".")
+        namespace = self.prefixes.get(prefix)
+        if namespace is None:
+            namespace = next(v for k, v in self.prefixes.items() if k.lower() == prefix.lower())
+        return f"{namespace}.{rest}"
+
+
+@functools.lru_cache(maxsize=1)
+def default_doc_patterns() -> DocPatterns:
+    """The patterns of the installed adapters (:class:`Registry` discovers them once)."""
+    return DocPatterns.of(Registry())
 
 
 def _getdoc(obj: Any) -> str:
@@ -450,18 +495,6 @@ def _getdoc(obj: Any) -> str:
     except Exception:  # objects with exotic __doc__ descriptors
         doc = None
     return doc or ""
-
-
-def _normalise_ref(prefix: str, rest: str) -> str:
-    return f"{_REF_PREFIXES[prefix]}.{rest}"
-
-
-_EQUIV_RE = re.compile(
-    r"(?:implementation of|variant of|equivalent (?:to|of)|same as|alias (?:for|of)|"
-    r"wrapper (?:for|around)|counterpart (?:of|to))\s+(?::\w+:)?`*~?"
-    r"((?:np|numpy|scipy|torch|tf|tensorflow|jax|jnp|lax|keras)\.[\w.]*\w)",
-    re.IGNORECASE,
-)
 
 
 def doc_body(doc: str) -> str:
@@ -474,40 +507,40 @@ def doc_body(doc: str) -> str:
     return doc[:cut]
 
 
-def doc_references(doc: str, own: str) -> tuple[list[str], list[str], str | None]:
+def doc_references(doc: str, own: str,
+                   patterns: DocPatterns | None = None) -> tuple[list[str], list[str], str | None]:
     """Names of other APIs a docstring mentions before its examples, the names it declares
     itself equivalent to (``JAX implementation of numpy.sum``, ``TensorFlow variant of NumPy's
-    `sum```, ``See torch.sum``), and the target of ``Alias for X``."""
+    `sum```, ``See torch.sum``), and the target of ``Alias for X``. ``patterns`` default to
+    those of the installed adapters."""
+    pat = patterns or default_doc_patterns()
     body = doc_body(doc)
     refs: list[str] = []
-    for m in _REF_RE.finditer(body):
-        ref = _normalise_ref(m.group(1), m.group(2))
+    for m in pat.ref.finditer(body):
+        ref = pat.qualify(m.group(0))
         if ref != own and ref not in refs:
             refs.append(ref)
     equiv: list[str] = []
     head = body[:700]
-    for m in _EQUIV_RE.finditer(head):
-        prefix, _, rest = m.group(1).partition(".")
-        ref = _normalise_ref(prefix, rest)
+    for m in pat.equiv.finditer(head):
+        ref = pat.qualify(m.group(1))
         if ref != own and ref not in equiv:
             equiv.append(ref)
     # a signature line may come first; look for the pointer in each of the first lines
     for line in head.splitlines()[:6]:
-        m = _SEE_RE.match(line)
+        m = pat.see.match(line)
         if m:
-            prefix, _, rest = m.group(1).partition(".")
-            ref = _normalise_ref(prefix, rest)
+            ref = pat.qualify(m.group(1))
             if ref != own and ref not in equiv:
                 equiv.append(ref)
-    for m in _NUMPYS_RE.finditer(head):
-        ref = f"numpy.{m.group(1)}"
+    for m in pat.possessive.finditer(head):
+        ref = f"{pat.possessives[m.group(1)]}.{m.group(2)}"
         if ref not in equiv:
             equiv.append(ref)
     alias_of = None
-    m = _ALIAS_RE.search(head[:400])
+    m = pat.alias.search(head[:400])
     if m:
-        prefix, _, rest = m.group(1).partition(".")
-        alias_of = _normalise_ref(prefix, rest)
+        alias_of = pat.qualify(m.group(1))
     return refs[:24], equiv[:6], alias_of
 
 
@@ -593,8 +626,12 @@ def _functional_keys(class_name: str) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-def mine_library(adapter: LibraryAdapter) -> LibraryCatalog:
-    """Import ``adapter``'s library in this process and mine it (see the module docstring)."""
+def mine_library(adapter: LibraryAdapter, registry: Registry | None = None) -> LibraryCatalog:
+    """Import ``adapter``'s library in this process and mine it (see the module docstring).
+
+    ``registry`` (default: the installed adapters) holds the other libraries, whose
+    documentation prefixes are read in docstrings; ``adapter`` takes the place of its namesake.
+    """
     t0 = time.perf_counter()
     adapter.prepare_environment()
     notes: list[str] = []
@@ -604,6 +641,8 @@ def mine_library(adapter: LibraryAdapter) -> LibraryCatalog:
         raise MiningError(f"cannot import {adapter.import_name}: {exc}") from exc
     hook = adapter.signature_hook()
     sub_apis = resolve_ref(adapter.sub_apis_ref) if adapter.sub_apis_ref else None
+    libraries = Registry([adapter, *(a for a in registry or Registry() if a.name != adapter.name)])
+    patterns = DocPatterns.of(libraries)
     foreign = _foreign_objects(adapter)
     keepalive: list[Any] = []
 
@@ -654,12 +693,13 @@ def mine_library(adapter: LibraryAdapter) -> LibraryCatalog:
             )
             if ns in adapter.keyword_only_namespaces:
                 params, overloads = _keyword_only(params), [_keyword_only(o) for o in overloads]
-            rec = _record(adapter, obj, name, ns, qualname, f"{ns_targets[ns]}{name}", "function",
+            rec = _record(adapter, patterns, obj, name, ns, qualname, f"{ns_targets[ns]}{name}", "function",
                           params, source, overloads, [n[3] for n in names[1:]])
             rec.qualifier = _qualifier(adapter, ns)
             records.append(rec)
             if sub_apis is not None:
-                records.extend(_sub_api_records(adapter, obj, rec, sub_apis, hook, keepalive))
+                records.extend(_sub_api_records(adapter, patterns, obj, rec, sub_apis, hook,
+                                                keepalive))
 
         for owner in adapter.method_owners:
             try:
@@ -685,7 +725,7 @@ def mine_library(adapter: LibraryAdapter) -> LibraryCatalog:
                 params, source, overloads = extract_signature(
                     obj, name, method=True, hook=hook, owner=owner.qualname
                 )
-                rec = _record(adapter, obj, name, owner.module, qualname,
+                rec = _record(adapter, patterns, obj, name, owner.module, qualname,
                               f"{owner.module}:{owner.qualname}.{name}", "method",
                               params, source, overloads, [])
                 rec.owner = owner.qualname
@@ -720,14 +760,14 @@ def mine_library(adapter: LibraryAdapter) -> LibraryCatalog:
                     obj.__init__, "__init__", method=True, hook=None, owner=name
                 )
                 qualname = f"{cns.module}.{name}"
-                rec = _record(adapter, obj, name, cns.module, qualname, f"{cns.module}:{name}",
+                rec = _record(adapter, patterns, obj, name, cns.module, qualname, f"{cns.module}:{name}",
                               "class", params, source, overloads, [])
                 rec.init_params = init_params
                 rec.functional_forms = forms
                 records.append(rec)
 
         for cons in adapter.constructed_namespaces:
-            records.extend(_mine_constructed(adapter, cons, foreign, keepalive, notes))
+            records.extend(_mine_constructed(adapter, patterns, cons, foreign, keepalive, notes))
         for factory in adapter.factory_namespaces:
             _as_factories(records, factory)
         for fill in adapter.fill_namespaces:
@@ -758,7 +798,7 @@ def _keyword_only(params: list[Param]) -> list[Param]:
             if p.kind in ("positional_only", "positional_or_keyword") else p for p in params]
 
 
-def _sub_api_records(adapter: LibraryAdapter, obj: Any, rec: ApiRecord,
+def _sub_api_records(adapter: LibraryAdapter, patterns: DocPatterns, obj: Any, rec: ApiRecord,
                      sub_apis: Callable[[Any], list[str]], hook: Callable[..., Any] | None,
                      keepalive: list[Any]) -> list[ApiRecord]:
     """Records of the APIs a mined function carries as attributes (``numpy.add.reduce``).
@@ -783,7 +823,7 @@ def _sub_api_records(adapter: LibraryAdapter, obj: Any, rec: ApiRecord,
             sub, attr, method=False, hook=hook, owner=None,
             hook_on_variadic=adapter.signature_hook_on_variadic,
         )
-        sub_rec = _record(adapter, sub, attr, rec.namespace, f"{rec.qualname}.{attr}",
+        sub_rec = _record(adapter, patterns, sub, attr, rec.namespace, f"{rec.qualname}.{attr}",
                           f"{rec.target}.{attr}", "function", params, source, overloads,
                           [f"{a}.{attr}" for a in rec.aliases])
         sub_rec.doc_refs, sub_rec.doc_equiv, sub_rec.alias_of = [], [], None
@@ -819,8 +859,8 @@ def _owned_subclasses(adapter: LibraryAdapter, module_name: str, base_ref: str,
     return out
 
 
-def _mine_constructed(adapter: LibraryAdapter, cons: Any, foreign: Sequence[Any],
-                      keepalive: list[Any], notes: list[str]) -> list[ApiRecord]:
+def _mine_constructed(adapter: LibraryAdapter, patterns: DocPatterns, cons: Any,
+                      foreign: Sequence[Any], keepalive: list[Any], notes: list[str]) -> list[ApiRecord]:
     """Records of a constructed namespace (see :class:`~xamt.libraries.base.ConstructedNamespace`):
     ``torch.distributions.Normal.log_prob`` with the method's parameters as ``params`` and the
     constructor's as ``init_params``."""
@@ -850,12 +890,12 @@ def _mine_constructed(adapter: LibraryAdapter, cons: Any, foreign: Sequence[Any]
             if cons.named_by_class:
                 # the class is the API (its docstring says what it computes); no owner: the
                 # record is matched under its own name (xamt/matching/views.py)
-                rec = _record(adapter, cls, cls_name, cons.module, f"{cons.module}.{cls_name}",
+                rec = _record(adapter, patterns, cls, cls_name, cons.module, f"{cons.module}.{cls_name}",
                               f"{cons.module}:{cls_name}.{method}", "constructed", params,
                               source, overloads, [])
                 by_class[id(cls)] = rec
             else:
-                rec = _record(adapter, fn, method, cons.module,
+                rec = _record(adapter, patterns, fn, method, cons.module,
                               f"{cons.module}.{cls_name}.{method}",
                               f"{cons.module}:{cls_name}.{method}", "constructed", params, source,
                               overloads, [])
@@ -938,9 +978,10 @@ def _compile_status(adapter: LibraryAdapter) -> dict[str, Any]:
             "label": adapter.compile_label}
 
 
-def _record(adapter, obj, name, ns, qualname, target, kind, params, source, overloads, aliases):
+def _record(adapter, patterns, obj, name, ns, qualname, target, kind, params, source, overloads,
+            aliases):
     doc = _getdoc(obj)
-    refs, equiv, alias_of = doc_references(doc, qualname)
+    refs, equiv, alias_of = doc_references(doc, qualname, patterns)
     return ApiRecord(
         library=adapter.name, qualname=qualname, name=name, namespace=ns, kind=kind,
         target=target, params=params, signature_source=source, overloads=overloads[:8],
@@ -1105,7 +1146,7 @@ def build_catalog(
         emit("start", adapter.name, None)
         try:
             if in_process:
-                return adapter, mine_library(adapter)
+                return adapter, mine_library(adapter, registry)
             return adapter, _run_worker(adapter, timeout)
         except XamtError as exc:
             return adapter, exc

@@ -198,6 +198,13 @@ class LibraryAdapter:
     #: names mined from a namespace that is an object rather than a module
     #: (``scipy.stats.norm`` is a distribution instance: only its ``pdf``, ``cdf``, ...)
     object_members: frozenset[str] = frozenset()
+    #: the short names documentation (any library's) gives this library's namespaces, mapped to
+    #: the namespace each stands for (``{"jnp": "jax.numpy", "lax": "jax.lax"}``): the catalog
+    #: reads ``jnp.cumsum`` in a docstring as a reference to ``jax.numpy.cumsum``
+    doc_prefixes: Mapping[str, str] = field(default_factory=dict)
+    #: names prose gives this library before a quoted API name, mapped to the namespace meant
+    #: (``{"NumPy": "numpy"}``: "TensorFlow variant of NumPy's `sum`" declares ``numpy.sum``)
+    doc_possessives: Mapping[str, str] = field(default_factory=dict)
     #: ``devices_hook() -> list[str]``; default: ``["cpu"]``. Imports the library (and may
     #: initialise its GPU runtime): call it in a sandbox worker, never in the fuzzer's parent
     devices_ref: str | None = None

@@ -71,5 +71,6 @@ def adapter() -> LibraryAdapter:
         ),),
         environment={"KERAS_BACKEND": DEFAULT_BACKEND, "TF_CPP_MIN_LOG_LEVEL": "2"},
         pivot_rank=45,
+        doc_prefixes={"keras": "keras"},
         version_tag_ref="xamt.libraries.keras:backend_name",
     )

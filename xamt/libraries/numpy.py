@@ -79,6 +79,8 @@ def adapter() -> LibraryAdapter:
             "numpy.show_config", "numpy.show_runtime", "numpy.get_include", "numpy.info",
         }),
         pivot_rank=0,
+        doc_prefixes={"np": "numpy", "numpy": "numpy"},
+        doc_possessives={"NumPy": "numpy"},
         out_call_ref="xamt.libraries.numpy:call_with_out",
         literal_array="{}", literal_dtype="np.dtype('{}')",
         sub_apis_ref="xamt.libraries.numpy:ufunc_methods",
