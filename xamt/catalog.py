@@ -596,15 +596,25 @@ def _public(name: str) -> bool:
     return bool(name) and not name.startswith("_")
 
 
-def _foreign_objects(adapter: LibraryAdapter) -> list[Any]:
-    """Objects of numpy's top level, to recognise numpy ufuncs re-exported by other libraries."""
-    if adapter.name == "numpy":
-        return []
-    try:
-        import numpy  # noqa: PLC0415 - imported lazily, only to recognise re-exports
-    except ImportError:
-        return []
-    return [getattr(numpy, n) for n in dir(numpy) if _public(n)]
+def _foreign_objects(adapter: LibraryAdapter, libraries: Registry) -> list[Any]:
+    """The top-level objects of the other libraries whose objects others re-export (numpy's
+    ufuncs), to recognise such an object when it carries no module.
+
+    Which library that is, is a fact about that library, so its adapter states it once
+    (``reexported_by_others``) rather than every re-exporting adapter naming it; ``pivot_rank``
+    would pick the same library today but orders argument plans, which is another matter.
+    """
+    found: list[Any] = []
+    for other in libraries:
+        if other.name == adapter.name or not other.reexported_by_others:
+            continue
+        try:
+            # imported lazily, only to recognise re-exports
+            module = importlib.import_module(other.import_name)
+        except ImportError:
+            continue
+        found.extend(getattr(module, n) for n in dir(module) if _public(n))
+    return found
 
 
 def _simple(name: str) -> str:
@@ -643,7 +653,7 @@ def mine_library(adapter: LibraryAdapter, registry: Registry | None = None) -> L
     sub_apis = resolve_ref(adapter.sub_apis_ref) if adapter.sub_apis_ref else None
     libraries = Registry([adapter, *(a for a in registry or Registry() if a.name != adapter.name)])
     patterns = DocPatterns.of(libraries)
-    foreign = _foreign_objects(adapter)
+    foreign = _foreign_objects(adapter, libraries)
     keepalive: list[Any] = []
 
     # Pass 1: every public name of every namespace, grouped by object identity.

@@ -205,6 +205,10 @@ class LibraryAdapter:
     #: names prose gives this library before a quoted API name, mapped to the namespace meant
     #: (``{"NumPy": "numpy"}``: "TensorFlow variant of NumPy's `sum`" declares ``numpy.sum``)
     doc_possessives: Mapping[str, str] = field(default_factory=dict)
+    #: other libraries re-export this library's top-level objects (numpy's ufuncs): mining
+    #: another library, an object of its namespaces that carries no module of its own and *is*
+    #: one of these is this library's, not the mined one's (see :mod:`xamt.catalog`)
+    reexported_by_others: bool = False
     #: ``devices_hook() -> list[str]``; default: ``["cpu"]``. Imports the library (and may
     #: initialise its GPU runtime): call it in a sandbox worker, never in the fuzzer's parent
     devices_ref: str | None = None

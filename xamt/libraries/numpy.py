@@ -81,6 +81,7 @@ def adapter() -> LibraryAdapter:
         pivot_rank=0,
         doc_prefixes={"np": "numpy", "numpy": "numpy"},
         doc_possessives={"NumPy": "numpy"},
+        reexported_by_others=True,
         out_call_ref="xamt.libraries.numpy:call_with_out",
         literal_array="{}", literal_dtype="np.dtype('{}')",
         sub_apis_ref="xamt.libraries.numpy:ufunc_methods",
