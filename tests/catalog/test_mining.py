@@ -117,11 +117,11 @@ def test_foreign_objects_are_those_of_the_libraries_others_reexport():
 
     import numpy as np
 
-    from xamt.catalog import _foreign_objects
+    from xamt.catalog.ownership import foreign_objects
 
     registry = Registry()
     numpy, scipy = registry.get("numpy"), registry.get("scipy")
-    assert any(o is np.add for o in _foreign_objects(scipy, registry))
-    assert _foreign_objects(numpy, registry) == []  # a library's own objects are not foreign
+    assert any(o is np.add for o in foreign_objects(scipy, registry))
+    assert foreign_objects(numpy, registry) == []  # a library's own objects are not foreign
     plain = Registry([dataclasses.replace(numpy, reexported_by_others=False), scipy])
-    assert _foreign_objects(scipy, plain) == []
+    assert foreign_objects(scipy, plain) == []

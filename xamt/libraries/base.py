@@ -52,7 +52,7 @@ class ClassNamespace:
     """A module whose callable classes (layers, modules, losses) are mined.
 
     Only subclasses of ``base`` (a ``"module:qualname"`` reference) that have a functional form
-    in the same library are kept (see :mod:`xamt.catalog`). ``call_method`` names the method
+    in the same library are kept (see :mod:`xamt.catalog.mining`). ``call_method`` names the method
     holding the call signature (``forward`` for torch modules, ``call`` for keras layers).
     """
 
@@ -207,7 +207,7 @@ class LibraryAdapter:
     doc_possessives: Mapping[str, str] = field(default_factory=dict)
     #: other libraries re-export this library's top-level objects (numpy's ufuncs): mining
     #: another library, an object of its namespaces that carries no module of its own and *is*
-    #: one of these is this library's, not the mined one's (see :mod:`xamt.catalog`)
+    #: one of these is this library's, not the mined one's (:mod:`xamt.catalog.ownership`)
     reexported_by_others: bool = False
     #: ``devices_hook() -> list[str]``; default: ``["cpu"]``. Imports the library (and may
     #: initialise its GPU runtime): call it in a sandbox worker, never in the fuzzer's parent
