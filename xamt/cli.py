@@ -24,7 +24,7 @@ DEFAULT_OUT = "xamt-out"
 
 #: ``"module:function"`` providers, each returning one :class:`Command`, in help order
 COMMAND_PROVIDERS: tuple[str, ...] = (
-    "xamt.catalog:cli_command",
+    "xamt.catalog.cli:cli_command",
     "xamt.matching.cli:cli_command",
     "xamt.groups.cli:cli_command",
     "xamt.fuzz.cli:fuzz_command",

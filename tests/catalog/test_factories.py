@@ -2,7 +2,8 @@
 APIs (FactoryNamespace, ConstructedNamespace(named_by_class=True))."""
 import pytest
 
-from xamt.catalog import ApiRecord, Param, _as_factories, mine_library
+from xamt.catalog import ApiRecord, Param, mine_library
+from xamt.catalog.callstyles import as_factories
 from xamt.libraries.base import FactoryNamespace
 from xamt.libraries.invoke import call_constructed
 from xamt.libraries.registry import Registry
@@ -23,7 +24,7 @@ def test_factory_functions_become_constructed_and_ready_callables_stay():
                            Param("shape", "positional_or_keyword")])
     other = _rec("normal", [Param("x", "positional_or_keyword")], namespace="pkg.other")
     records = [factory, ready, other]
-    _as_factories(records, FactoryNamespace("pkg.init", CALL))
+    as_factories(records, FactoryNamespace("pkg.init", CALL))
     assert factory.kind == "constructed" and factory.target == "pkg.init:normal.__call__"
     # the factory's dtype is the call's default: left to the call, not the constructor
     assert [p.name for p in factory.init_params] == ["stddev"]

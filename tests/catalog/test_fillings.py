@@ -3,7 +3,8 @@ APIs called from a shape (the ``fill`` call style through the adapter's helper).
 import numpy as np
 import pytest
 
-from xamt.catalog import ApiRecord, Param, _as_fillings, mine_library
+from xamt.catalog import ApiRecord, Param, mine_library
+from xamt.catalog.callstyles import as_fillings
 from xamt.libraries.base import FillNamespace
 from xamt.libraries.registry import Registry
 
@@ -18,7 +19,7 @@ def test_functions_filling_their_first_tensor_become_fillings():
                              Param("a", "positional_or_keyword", "0.0", False)])
     gain = _rec("calculate_gain", [Param("nonlinearity", "positional_or_keyword")])
     other = _rec("uniform_", [Param("tensor", "positional_or_keyword")], namespace="pkg.other")
-    _as_fillings([fill, gain, other], FillNamespace("pkg.init", "tensor"))
+    as_fillings([fill, gain, other], FillNamespace("pkg.init", "tensor"))
     assert fill.kind == "filling" and fill.target == "pkg.init:uniform_"
     assert [(p.name, p.kind, p.required) for p in fill.params] == [
         ("shape", "positional_only", True), ("a", "positional_or_keyword", False)]

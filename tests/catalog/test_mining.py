@@ -110,3 +110,18 @@ def test_worker_process_mining(tmp_path):
     # a sampler-only distribution: no pdf; a distribution without a sampler elsewhere: no rvs
     assert "scipy.stats.zipf.rvs" in recs and "scipy.stats.zipf.pmf" not in recs
     assert "scipy.stats.uniform.rvs" not in recs and "scipy.stats.uniform.pdf" in recs
+
+
+def test_foreign_objects_are_those_of_the_libraries_others_reexport():
+    import dataclasses
+
+    import numpy as np
+
+    from xamt.catalog.ownership import foreign_objects
+
+    registry = Registry()
+    numpy, scipy = registry.get("numpy"), registry.get("scipy")
+    assert any(o is np.add for o in foreign_objects(scipy, registry))
+    assert foreign_objects(numpy, registry) == []  # a library's own objects are not foreign
+    plain = Registry([dataclasses.replace(numpy, reexported_by_others=False), scipy])
+    assert foreign_objects(scipy, plain) == []

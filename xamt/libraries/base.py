@@ -83,7 +83,7 @@ class ClassNamespace:
     """A module whose callable classes (layers, modules, losses) are mined.
 
     Only subclasses of ``base`` (a ``"module:qualname"`` reference) that have a functional form
-    in the same library are kept (see :mod:`xamt.catalog`). ``call_method`` names the method
+    in the same library are kept (see :mod:`xamt.catalog.mining`). ``call_method`` names the method
     holding the call signature (``forward`` for torch modules, ``call`` for keras layers).
     """
 
@@ -232,6 +232,17 @@ class LibraryAdapter:
     #: names mined from a namespace that is an object rather than a module
     #: (``scipy.stats.norm`` is a distribution instance: only its ``pdf``, ``cdf``, ...)
     object_members: frozenset[str] = frozenset()
+    #: the short names documentation (any library's) gives this library's namespaces, mapped to
+    #: the namespace each stands for (``{"jnp": "jax.numpy", "lax": "jax.lax"}``): the catalog
+    #: reads ``jnp.cumsum`` in a docstring as a reference to ``jax.numpy.cumsum``
+    doc_prefixes: Mapping[str, str] = field(default_factory=dict)
+    #: names prose gives this library before a quoted API name, mapped to the namespace meant
+    #: (``{"NumPy": "numpy"}``: "TensorFlow variant of NumPy's `sum`" declares ``numpy.sum``)
+    doc_possessives: Mapping[str, str] = field(default_factory=dict)
+    #: other libraries re-export this library's top-level objects (numpy's ufuncs): mining
+    #: another library, an object of its namespaces that carries no module of its own and *is*
+    #: one of these is this library's, not the mined one's (:mod:`xamt.catalog.ownership`)
+    reexported_by_others: bool = False
     #: ``devices_hook() -> list[str]``; default: ``["cpu"]``. Imports the library (and may
     #: initialise its GPU runtime): call it in a sandbox worker, never in the fuzzer's parent
     devices_ref: str | None = None

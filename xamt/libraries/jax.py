@@ -184,6 +184,7 @@ def adapter() -> LibraryAdapter:
         dtypes=_DTYPES,
         method_owners=(MethodOwner("jax", "Array", _METHOD_PLUMBING),),
         pivot_rank=5,
+        doc_prefixes={"jax": "jax", "jnp": "jax.numpy", "lax": "jax.lax"},
         compile_ref="xamt.libraries.jax:call_compiled",
         literal_array="jax.numpy.asarray({})", literal_dtype="jax.numpy.dtype('{}')",
         literal_compile="jax.jit({})", literal_prng_key="jax.random.PRNGKey({})",

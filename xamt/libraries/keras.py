@@ -95,5 +95,6 @@ def keras_adapter(backend: str | None = None) -> LibraryAdapter:
         ),),
         environment=environment,
         pivot_rank=45,
+        doc_prefixes={"keras": "keras"},
         **({"version_tag_ref": "xamt.libraries.keras:backend_name"} | extra),
     )

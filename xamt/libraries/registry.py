@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from xamt.errors import ConfigError, UnknownLibraryError
 from xamt.libraries.base import LibraryAdapter
@@ -47,8 +47,32 @@ class Registry:
     def __contains__(self, name: object) -> bool:
         return name in self._adapters
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[LibraryAdapter]:
         return (self._adapters[n] for n in self.names())
+
+    def doc_prefixes(self) -> dict[str, str]:
+        """Every adapter's ``doc_prefixes`` in one table (``jnp`` -> ``jax.numpy``).
+
+        Documentation of one library names the others' APIs, so the table is the registry's,
+        not one adapter's. A prefix two adapters give different meanings is a ConfigError.
+        """
+        return self._merged("doc_prefixes")
+
+    def doc_possessives(self) -> dict[str, str]:
+        """Every adapter's ``doc_possessives`` in one table (``NumPy`` -> ``numpy``), checked
+        as :meth:`doc_prefixes` is."""
+        return self._merged("doc_possessives")
+
+    def _merged(self, attribute: str) -> dict[str, str]:
+        merged: dict[str, str] = {}
+        owner: dict[str, str] = {}
+        for adapter in self:
+            for key, value in getattr(adapter, attribute).items():
+                if merged.setdefault(key, value) != value:
+                    raise ConfigError(f"{attribute}: {key!r} means {merged[key]!r} for "
+                                      f"{owner[key]} and {value!r} for {adapter.name}")
+                owner.setdefault(key, adapter.name)
+        return merged
 
 
 def _discover() -> list[LibraryAdapter]:

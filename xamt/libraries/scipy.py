@@ -119,4 +119,5 @@ def adapter() -> LibraryAdapter:
             *(f"scipy.stats.{d}.{SAMPLER}" for d in DISTRIBUTIONS if d not in SAMPLED),
         }),
         pivot_rank=10,
+        doc_prefixes={"scipy": "scipy"},
     )

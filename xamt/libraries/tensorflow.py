@@ -195,6 +195,7 @@ def adapter() -> LibraryAdapter:
         # own settings win.
         environment={"TF_CPP_MIN_LOG_LEVEL": "2", "TF_FORCE_GPU_ALLOW_GROWTH": "true"},
         pivot_rank=40,
+        doc_prefixes={"tf": "tensorflow", "tensorflow": "tensorflow"},
         compile_ref="xamt.libraries.tensorflow:call_compiled",
         literal_array="tensorflow.constant({})", literal_dtype="tensorflow.{}",
         literal_compile="tensorflow.function({}, jit_compile=True)", literal_imports=("import tensorflow",),

@@ -302,6 +302,7 @@ def adapter() -> LibraryAdapter:
             "constant", "dirac", "eye", "kaiming_normal", "kaiming_uniform", "normal",
             "orthogonal", "sparse", "uniform", "xavier_normal", "xavier_uniform")),
         pivot_rank=20,
+        doc_prefixes={"torch": "torch"},
         compile_ref="xamt.libraries.torch:call_compiled",
         compile_label="torch.compile",
         compile_check_ref="xamt.libraries.torch:compile_available",
