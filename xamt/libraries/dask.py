@@ -16,11 +16,12 @@ A dask array is a lazy graph of numpy blocks: an API call only builds the graph,
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from xamt.libraries.base import LibraryAdapter, MethodOwner, same_dtype_names
+from xamt.libraries.base import LibraryAdapter, MethodOwner, ParamSpec, same_dtype_names
 
-__all__ = ["adapter", "from_numpy", "to_numpy", "import_array_modules"]
+__all__ = ["adapter", "from_numpy", "to_numpy", "import_array_modules", "forwarded_signature"]
 
 #: numpy's table: dask's blocks are numpy arrays and its dtypes numpy's
 _DTYPES = same_dtype_names(("bfloat16",))
@@ -56,6 +57,75 @@ def to_numpy(value: Any) -> Any:
     return np.asarray(value)
 
 
+#: the pointer dask's ``derived_from`` writes into a wrapper's docstring
+_COPIED_FROM = re.compile(r"This docstring was copied from (numpy(?:\.\w+)*)\.")
+
+
+def forwarded_signature(obj: Any, name: str, owner: str | None) -> list[list[ParamSpec]] | None:
+    """The adapter's signature hook: the parameters of a dask function that inspection shows
+    only as ``(*args, **kwargs)`` because it forwards them, read from where it forwards them.
+
+    - ``dask.array.random``'s functions call the same-named method of a module-wide
+      ``RandomState``, whose signature is dask's own (``normal(loc, scale, size, chunks)``);
+    - the other forwarders (elementwise wrappers such as ``sinc``, ``real``, ``clip``; the
+      partials ``isneginf``/``isposinf``; ``zeros``, ``ones``, ``empty``) call a numpy function
+      on each block: the one their docstring says it was copied from, else numpy's function of
+      the same name and namespace. Its leading parameters without a default become
+      positional-only, since a wrapper finds its dask arrays among the positional arguments
+      (an array passed by keyword reaches numpy as a dask array, or the wrapper returns
+      ``NotImplemented``).
+
+    None for methods and for functions that name any parameter of their own.
+    """
+    import importlib
+    import inspect
+
+    if owner is not None:
+        return None
+    try:
+        if any(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               for p in inspect.signature(obj).parameters.values()):
+            return None
+    except (TypeError, ValueError):
+        return None
+    module = getattr(obj, "__module__", None) or ""
+    if module == "dask.array.random":
+        import dask.array.random
+
+        method = getattr(dask.array.random.RandomState, getattr(obj, "__name__", name), None)
+        if method is None:
+            return None
+        params = list(inspect.signature(method).parameters.values())[1:]  # without self
+        return [[_spec(p, p.kind) for p in params]]
+    found = _COPIED_FROM.search(getattr(obj, "__doc__", None) or "")
+    if found:
+        numpy_name = found.group(1)
+    else:
+        numpy_name = f"{_NUMPY_TWIN.get(module, 'numpy')}.{name}"
+    parent, _, attr = numpy_name.rpartition(".")
+    target = getattr(importlib.import_module(parent), attr, None)
+    if target is None:
+        return None
+    params = list(inspect.signature(target).parameters.values())
+    leading = True
+    specs = []
+    for p in params:
+        leading = leading and p.default is p.empty and p.kind in (p.POSITIONAL_ONLY,
+                                                                  p.POSITIONAL_OR_KEYWORD)
+        specs.append(_spec(p, p.POSITIONAL_ONLY if leading else p.kind))
+    return [specs]
+
+
+#: the numpy namespace a dask.array module mirrors (functions of other modules: numpy's top level)
+_NUMPY_TWIN = {"dask.array.linalg": "numpy.linalg", "dask.array.fft": "numpy.fft"}
+
+
+def _spec(param: Any, kind: Any) -> ParamSpec:
+    """An ``inspect.Parameter`` as a :data:`ParamSpec`, with the kind given."""
+    default = None if param.default is param.empty else repr(param.default)
+    return (param.name, kind.name.lower(), default, None)
+
+
 def import_array_modules() -> None:
     """The zygote's warm-up: import :data:`_MODULES` once, so a worker does not pay it in its
     first task. Imports only: dask starts its thread pool when something is computed."""
@@ -88,6 +158,8 @@ def adapter() -> LibraryAdapter:
         dtype_ref="xamt.libraries.numpy:dtype",
         dtypes=_DTYPES,
         method_owners=(MethodOwner("dask.array", "Array", _METHOD_PLUMBING),),
+        signature_hook_ref="xamt.libraries.dask:forwarded_signature",
+        signature_hook_on_variadic=True,
         exclude=frozenset({
             # graph building, re-blocking, scheduling and storage, not array operations
             "dask.array.blockwise", "dask.array.atop", "dask.array.map_blocks",
