@@ -35,6 +35,8 @@ RUNTIME = [
     # a library fuzzed (xamt/libraries/array_api_strict.py); tools/make_groundtruth.py also
     # reads the array API standard's function list from it
     "array-api-strict==2.6.1",
+    # a library fuzzed (xamt/libraries/dask.py): dask.array; installs beside numpy 2.4.6
+    "dask[array]==2026.8.0",
 ]
 TEST = [
     "pytest==9.2.0",
