@@ -109,6 +109,39 @@ def test_literal_forms_evaluate(lib):
     assert eval(adapter.literal_dtype.format("int32"), scope) == resolve_ref(adapter.dtype_ref)("int32")
 
 
+@pytest.mark.parametrize("lib,target", [("array_api_strict", "array_api_strict:sqrt"),
+                                        ("dask", "dask.array:sqrt")])
+def test_reproducers_run_the_library_call(lib, target, tmp_path):
+    """A literal reproducer and a msgpack one, each against numpy.cbrt (they differ) and
+    numpy.sqrt (they agree): the script computes the library's result itself."""
+    np = pytest.importorskip("numpy")
+    adapter = Registry().get(lib)
+    pytest.importorskip(adapter.import_name, reason=f"{lib} is not installed")
+    from tests.groups.helpers import member
+    from xamt import literal
+    from xamt.repro import ReproSpec, render, verify, write
+
+    x_slot = [(0, "x", 0, None, True)]
+    values = {0: np.array([[0.25, 1.0], [np.inf, 4.0]], np.float32)}
+    call = member(lib, target.replace(":", "."), target, x_slot)
+    for ref, differs in (("numpy:cbrt", True), ("numpy:sqrt", False)):
+        ref_call = member("numpy", ref.replace(":", "."), ref, x_slot)
+        text = literal.render("t", literal.LiteralCall(target, call, adapter, values),
+                              literal.LiteralCall(ref, ref_call, Registry().get("numpy"), values),
+                              expect="value")
+        script = tmp_path / f"literal_{ref[-4:]}.py"
+        script.write_text(text)
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path)
+        assert done.returncode == int(differs), done.stdout + done.stderr
+        spec = ReproSpec(title="t", header="h", normalisation=None, expect="value", outlier=1,
+                         reference=0, calls=[(ref, ref_call, Registry().get("numpy"), values),
+                                             (target, call, adapter, values)])
+        result = verify(write(tmp_path / f"msgpack_{ref[-4:]}", render(spec), [values]),
+                        expect="value", timeout=120)
+        assert result.reproduced is differs, result.output_tail
+
+
 @pytest.fixture(scope="module")
 def mined():
     from xamt.catalog import mine_library
