@@ -29,7 +29,7 @@ def from_numpy(array: Any) -> Any:
 
 def to_numpy(value: Any) -> Any:
     """``array_api_strict`` array → numpy array (a copy); a dtype object → its numpy-style name
-    (``"float32"``), so ``result_type`` and ``astype``'s dtypes compare with other libraries'.
+    (``"float32"``), so what ``result_type`` returns compares with other libraries' dtypes.
 
     Arrays cross through DLPack, the standard's interchange protocol, which works on every
     Python: the library's ``__array__`` raises on Python 3.12 and later (numpy then reads the
@@ -37,8 +37,8 @@ def to_numpy(value: Any) -> Any:
     import array_api_strict as xp
     import numpy as np
 
-    names = {v: k for k, v in xp.__array_namespace_info__().dtypes(kind=None).items()}
     if isinstance(value, type(xp.float32)):
+        names = {v: k for k, v in xp.__array_namespace_info__().dtypes(kind=None).items()}
         return names.get(value, repr(value).rpartition(".")[2])
     if hasattr(value, "__dlpack__") and hasattr(value, "__array_namespace__"):
         return np.array(np.from_dlpack(value), copy=True)

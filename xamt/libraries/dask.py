@@ -1,13 +1,17 @@
 """Dask adapter (``dask.array`` and its ``linalg``, ``fft`` and ``random`` modules; CPU only).
 
-A dask array is a lazy graph of numpy blocks: an API call only builds the graph, and the values
-(and most errors) appear when :func:`to_numpy` computes it. Two choices follow.
+A dask array is a lazy graph of numpy blocks: an API call checks its arguments and builds the
+graph, and the values, with any error numpy raises inside a block, appear only when
+:func:`to_numpy` computes it. Such an error therefore reaches the group executor as a failed
+output conversion (``unserializable``, which the oracle ignores), not as the call raising
+(``dask.array.unravel_index`` of an index out of bounds): a known gap, which only a hook run
+inside the call could close. Two choices of this adapter:
 
 - Chunks: :func:`from_numpy` makes one chunk of the whole array. That is what dask itself gives
   an array this small (``chunks="auto"`` aims at 128 MiB blocks), and the only layout every API
-  mined accepts: ``dask.array.fft`` needs one chunk along the transformed axes, ``linalg.qr``
-  and ``svd`` tall-and-skinny blocks, ``linalg.solve`` and ``inv`` square ones. Dask's
-  block-combining algorithms (tree reductions, overlaps across blocks) are therefore not
+  mined accepts: ``dask.array.fft`` needs one chunk along the transformed axis, ``linalg.qr``
+  and ``svd`` one chunk along a dimension, ``linalg.solve`` (through ``lu``) square chunks.
+  Dask's block-combining algorithms (tree reductions, overlaps across blocks) are therefore not
   exercised: a multi-chunk layout would be a second conversion, not this one.
 - Scheduler: a sandbox worker is a process forked from a single-threaded zygote, and dask's
   default scheduler for arrays is a thread pool. ``DASK_SCHEDULER=synchronous`` (dask reads
