@@ -32,15 +32,18 @@ RUNTIME = [
     "ray==2.60.0",
     # TF-IDF documentation similarity of the inferred relations (xamt/matching/inferred.py)
     "scikit-learn==1.9.1",
+    # a library fuzzed (xamt/libraries/array_api_strict.py); tools/make_groundtruth.py also
+    # reads the array API standard's function list from it
+    "array-api-strict==2.6.1",
+    # a library fuzzed (xamt/libraries/dask.py): dask.array; installs beside numpy 2.4.6
+    "dask[array]==2026.8.0",
 ]
 TEST = [
     "pytest==9.2.0",
     "pytest-timeout==2.4.0",
     "hypothesis==6.170.17",
-    # tools/make_groundtruth.py: torch's OpInfo database imports expecttest; the array API
-    # standard's function list comes from array-api-strict
+    # tools/make_groundtruth.py: torch's OpInfo database imports expecttest
     "expecttest==0.3.0",
-    "array-api-strict==2.6.1",
 ]
 
 CFFI_MODULES = [

@@ -14,8 +14,9 @@ Two sources, neither written by Xamt's authors:
    ``linalg``/``fft`` extensions), as exposed by numpy, torch and jax.numpy: a name present in at
    least two of them gives one cross-library group.
 
-Needs ``expecttest`` (imported by torch's test internals) and ``array-api-strict`` (both pinned in
-setup.py's test extras). Usage: ``python tools/make_groundtruth.py [--out xamt/data/groundtruth]``.
+Needs ``expecttest`` (imported by torch's test internals; pinned in setup.py's test extras) and
+``array-api-strict`` (pinned in setup.py's runtime dependencies). Usage:
+``python tools/make_groundtruth.py [--out xamt/data/groundtruth]``.
 """
 from __future__ import annotations
 

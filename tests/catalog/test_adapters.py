@@ -9,10 +9,12 @@ from xamt.libraries.base import LibraryAdapter, resolve_ref
 from xamt.libraries.registry import Registry, parse_library_list
 
 SIX = ["numpy", "scipy", "torch", "tensorflow", "jax", "keras"]
+#: the preferred (reference) order first, the other adapters after it by name
+ALL = SIX + ["array_api_strict", "dask"]
 
 
 def test_registry_discovers_the_six_adapters():
-    assert Registry().names() == SIX
+    assert Registry().names() == ALL
 
 
 def test_unknown_library_is_a_clear_error():
@@ -22,7 +24,7 @@ def test_unknown_library_is_a_clear_error():
 
 def test_library_list_parsing_dedupes_and_keeps_order():
     assert parse_library_list(" torch, numpy,torch ", Registry()) == ["torch", "numpy"]
-    assert parse_library_list(None, Registry()) == SIX
+    assert parse_library_list(None, Registry()) == ALL
 
 
 def test_importing_adapters_imports_no_library():
