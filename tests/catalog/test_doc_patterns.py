@@ -74,14 +74,20 @@ def _found(pattern, text, how="finditer"):
     return [(m.span(), m.groups()) for m in getattr(pattern, how)(text)]
 
 
+def _six() -> Registry:
+    """The adapters the literal table was written for (later ones add their own prefixes)."""
+    full = Registry()
+    return Registry([full.get(n) for n in ("numpy", "scipy", "torch", "tensorflow", "jax", "keras")])
+
+
 def test_the_six_adapters_give_the_literal_prefix_table():
-    registry = Registry()
+    registry = _six()
     assert registry.doc_prefixes() == _OLD_PREFIXES
     assert registry.doc_possessives() == {"NumPy": "numpy"}
 
 
 def test_built_patterns_match_what_the_literal_patterns_matched():
-    pat = DocPatterns.of(Registry())
+    pat = DocPatterns.of(_six())
     docs = _corpus()
     assert len(docs) > 300
     for doc in docs:

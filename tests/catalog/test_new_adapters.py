@@ -219,7 +219,7 @@ def dask_compute_probe() -> dict:
 def test_dask_computes_synchronously_in_sandbox_workers(monkeypatch):
     pytest.importorskip("dask.array")
     from sandbox import SandboxPool, Task
-    from xamt.exec.group import pool_settings
+    from xamt.exec.pools import pool_settings
 
     monkeypatch.delenv("DASK_SCHEDULER", raising=False)  # the adapter's setting, not the user's
     ps = pool_settings([Registry().get("numpy"), Registry().get("dask")])

@@ -77,4 +77,5 @@ def adapter() -> LibraryAdapter:
         pivot_rank=55,
         literal_array="array_api_strict.asarray({})", literal_dtype="array_api_strict.{}",
         literal_imports=("import array_api_strict",),
+        doc_prefixes={"array_api_strict": "array_api_strict"},
     )

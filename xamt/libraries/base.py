@@ -211,6 +211,10 @@ class LibraryAdapter:
     compile_clock_ref: str | None = None
     #: ``out_call_ref(target, *args, **kwargs)`` calls the API with a preallocated ``out=``
     out_call_ref: str | None = None
+    #: ``finish(result) -> result``: computes a lazy result (a dask graph) inside the call, so
+    #: that what the computation raises is the API's error and its time the call's; None: the
+    #: library computes eagerly
+    finish_ref: str | None = None
     #: ``fill_call_ref(target, shape, *args, **kwargs)`` makes a float tensor of ``shape`` and
     #: calls the API on it first (the ``fill`` call style of a :class:`FillNamespace`'s APIs)
     fill_call_ref: str | None = None

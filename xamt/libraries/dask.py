@@ -25,7 +25,7 @@ from typing import Any
 
 from xamt.libraries.base import LibraryAdapter, MethodOwner, ParamSpec, same_dtype_names
 
-__all__ = ["adapter", "from_numpy", "to_numpy", "import_array_modules", "forwarded_signature"]
+__all__ = ["adapter", "from_numpy", "to_numpy", "finish", "import_array_modules", "forwarded_signature"]
 
 #: numpy's table: dask's blocks are numpy arrays and its dtypes numpy's
 _DTYPES = same_dtype_names(("bfloat16",))
@@ -59,6 +59,18 @@ def to_numpy(value: Any) -> Any:
     if dask.is_dask_collection(value):
         (value,) = dask.compute(value)
     return np.asarray(value)
+
+
+def finish(value: Any) -> Any:
+    """The adapter's ``finish`` hook: a dask collection computed (a tuple of them at once), so
+    an error in the graph is the call's error and the compute time the call's time."""
+    import dask
+
+    if isinstance(value, (tuple, list)) and any(dask.is_dask_collection(v) for v in value):
+        return type(value)(dask.compute(*value))
+    if dask.is_dask_collection(value):
+        (value,) = dask.compute(value)
+    return value
 
 
 #: the pointer dask's ``derived_from`` writes into a wrapper's docstring
@@ -159,6 +171,8 @@ def adapter() -> LibraryAdapter:
         namespace_origins={ns: (ns,) for ns in _MODULES[1:]},
         from_numpy_ref="xamt.libraries.dask:from_numpy",
         to_numpy_ref="xamt.libraries.dask:to_numpy",
+        finish_ref="xamt.libraries.dask:finish",
+        doc_prefixes={"da": "dask.array", "dask": "dask"},
         dtype_ref="xamt.libraries.numpy:dtype",
         dtypes=_DTYPES,
         method_owners=(MethodOwner("dask.array", "Array", _METHOD_PLUMBING),),
