@@ -15,7 +15,10 @@ same campaign twice: first with empty compile caches, then with the caches the f
   run's; the seconds of iterations in the slow lane (first calls at a new compile signature,
   whatever they spent their time on), and for the warm run those of the first calls it shared
   with the cold run (same group and compile signature) against the cold run's;
-- triage seconds, findings by class, time to the first and the tenth finding.
+- triage seconds, findings by class and by outlier library, time to the first and the tenth
+  finding;
+- the campaign's process tree at its largest: the sum of its processes' PSS (shared pages
+  counted once) and of their RSS, sampled every two seconds.
 
 Example: ``python bench/campaign_bench.py --store xamt-out --budget 20m --runs cold,warm``.
 """
@@ -91,19 +94,41 @@ def _role(pid: int, parent_role: str | None) -> str:
     return parent_role if parent_role in ("sandbox workers", "replays") else "other"
 
 
+def _memory(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of a process in bytes (0, 0 when it is gone). PSS shares each page among the
+    processes that map it, so the PSS of a zygote and its forked workers adds up to what they
+    really hold, where their RSS counts the pages they share once per process."""
+    rss = pss = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Rss:"):
+                    rss = int(line.split()[1]) * 1024
+                elif line.startswith("Pss:"):
+                    pss = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return rss, pss
+
+
 class _ProcessSampler(threading.Thread):
     """CPU seconds of the campaign's processes by role (the driver, its sandbox zygotes and their
-    workers, the replay server and its replays), read from ``/proc`` twice a second. A process
-    that lives less than half a second may be missed: the figures are a lower bound."""
+    workers, the replay server and its replays), read from ``/proc`` twice a second, and the
+    memory of the whole process tree every two seconds (peak RSS and PSS sums). A process that
+    lives less than half a second may be missed: the figures are a lower bound."""
 
     def __init__(self, root: int) -> None:
         super().__init__(daemon=True)
         self.root = root
         self.stop = threading.Event()
         self.cpu: dict[int, tuple[str, float]] = {}
+        self.peak_rss = self.peak_pss = 0
+        self.peak_processes = 0
 
     def run(self) -> None:
+        turn = 0
         while not self.stop.wait(0.5):
+            turn += 1
             parents: dict[int, int] = {}
             times: dict[int, float] = {}
             for name in os.listdir("/proc"):
@@ -121,6 +146,11 @@ class _ProcessSampler(threading.Thread):
                 for child in children.get(pid, []):
                     roles[child] = _role(child, roles[pid])
                     pending.append(child)
+            if turn % 4 == 0:
+                sizes = [_memory(pid) for pid in roles]
+                self.peak_rss = max(self.peak_rss, sum(r for r, _ in sizes))
+                self.peak_pss = max(self.peak_pss, sum(p for _, p in sizes))
+                self.peak_processes = max(self.peak_processes, len(roles))
             for pid, role in roles.items():
                 if pid in times:
                     # a process keeps the role it was first seen in: an exiting one (a zombie)
@@ -141,6 +171,10 @@ def _figures(out: Path) -> dict:
     settings = json.loads(c["settings"])
     by_class = {r["finding_class"]: r["n"] for r in con.execute(
         "SELECT finding_class, COUNT(*) AS n FROM findings WHERE campaign_id=? GROUP BY finding_class", (c["id"],))}
+    by_library: dict[str, dict[str, int]] = {}
+    for r in con.execute("SELECT outlier_library, finding_class, COUNT(*) AS n FROM findings "
+                         "WHERE campaign_id=? GROUP BY outlier_library, finding_class", (c["id"],)):
+        by_library.setdefault(r["outlier_library"], {})[r["finding_class"]] = r["n"]
     its = {r["group_key"]: r["iterations"] for r in con.execute(
         "SELECT group_key, iterations FROM group_stats WHERE campaign_id=?", (c["id"],))}
     cross = [r["key"] for r in con.execute(
@@ -160,6 +194,7 @@ def _figures(out: Path) -> dict:
         "slow_lane_s": settings.get("slow_lane_s", 0.0), "triage_s": settings.get("triage_s", 0.0),
         "compiles": settings.get("compiles", []),
         "findings": sum(by_class.values()), "findings_by_class": by_class,
+        "findings_by_library": dict(sorted(by_library.items())),
         "first_finding_s": times[0] if times else None,
         "tenth_finding_s": times[9] if len(times) >= 10 else None,
         "schedule": settings.get("schedule", {}),
@@ -205,6 +240,9 @@ def run_one(store: Path, out: Path, budget: str, libs: str | None, workers: int,
                cpu_busy_median=round(statistics.median(sampler.samples), 3) if sampler.samples else None,
                cpu_busy_overall=round(sampler.overall(), 3),
                cpu_s_by_role=roles.by_role(),
+               # the whole process tree at its largest (PSS: shared pages counted once)
+               peak_pss_gib=round(roles.peak_pss / 2**30, 2), peak_rss_sum_gib=round(roles.peak_rss / 2**30, 2),
+               peak_processes=roles.peak_processes,
                # the run's folder is a temporary one: named, not given as this machine's path
                command=" ".join(cmd[1:]).replace(str(out), f"<work>/{out.name}"),
                stdout_tail=proc.stdout[-1500:].replace(str(out), f"<work>/{out.name}"))
@@ -259,12 +297,14 @@ def main(argv: list[str] | None = None) -> int:
             "all": round(warm["compile_s"] / cold["compile_s"], 3) if cold["compile_s"] else None}
     rows = ["iterations", "iterations_per_s", "executions", "cpu_busy_median", "cpu_busy_overall",
             "groups_visited", "cross_iterations_min", "cross_iterations_median", "cross_groups_at_100",
-            "compile_s", "slow_lane_s", "triage_s", "findings", "first_finding_s", "tenth_finding_s"]
+            "compile_s", "slow_lane_s", "triage_s", "findings", "first_finding_s", "tenth_finding_s",
+            "peak_pss_gib", "peak_rss_sum_gib"]
     print(f"{'figure':28}" + "".join(f"{n:>14}" for n in results["runs"]))
     for row in rows:
         print(f"{row:28}" + "".join(f"{str(r.get(row)):>14}" for r in results["runs"].values()))
     for name, r in results["runs"].items():
         print(f"{name}: findings by class {r['findings_by_class']}")
+        print(f"{name}: findings by outlier library {r.get('findings_by_library')}")
     for name, r in results["runs"].items():
         print(f"{name}: compile seconds by library {r['compile_by_library']}")
         if "cpu_s_by_role" in r:  # not for a run read back from its store (--cache-from)
