@@ -37,10 +37,8 @@ def round_trip(names: list[str]) -> list[Any]:
 
 def zero_size_sum() -> Any:
     """A zero-size input, which MXNet accepts only under its NumPy shape semantics."""
-    import numpy as np
+    import mxnet
 
     from xamt.libraries.mxnet import to_numpy
-
-    import mxnet
 
     return to_numpy(mxnet.np.sum(mxnet.np.zeros((0, 3)), axis=0))
