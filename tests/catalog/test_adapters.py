@@ -10,7 +10,7 @@ from xamt.libraries.registry import Registry, parse_library_list
 
 SIX = ["numpy", "scipy", "torch", "tensorflow", "jax", "keras"]
 #: the preferred (reference) order first, the other adapters after it by name
-ALL = SIX + ["array_api_strict", "dask", "keras_jax", "keras_torch"]
+ALL = SIX + ["array_api_strict", "dask", "keras_jax", "keras_torch", "mxnet"]
 
 
 def test_registry_discovers_every_adapter():

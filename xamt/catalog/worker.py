@@ -1,6 +1,7 @@
 """Mining in a child interpreter: ``python -m xamt.catalog --worker LIB --result FILE``.
 
-Heavy imports stay out of the caller and libraries are isolated from one another.
+Heavy imports stay out of the caller and libraries are isolated from one another. A library of
+another interpreter (an adapter whose runtime has a venv) is mined by that interpreter.
 :func:`mine_in_child` is the parent's side, :func:`main` the child's (run by ``__main__``).
 """
 from __future__ import annotations
@@ -27,9 +28,12 @@ def mine_in_child(adapter: LibraryAdapter, timeout: float) -> LibraryCatalog:
     """Mine one library in a child interpreter and read its JSON result."""
     with tempfile.TemporaryDirectory(prefix="xamt-mine-") as tmp:
         result = Path(tmp) / "catalog.json"
-        cmd = [sys.executable, "-m", "xamt.catalog", "--worker", adapter.name,
-               "--result", str(result)]
-        env = dict(os.environ)
+        python, env = sys.executable, dict(os.environ)
+        if adapter.runtime is not None and adapter.runtime.venv is not None:
+            # a library of another interpreter is imported, and so mined, only there; that
+            # interpreter runs this package from the checkout (its PYTHONPATH)
+            python, env = adapter.runtime.python(), adapter.runtime.child_environment(env)
+        cmd = [python, "-m", "xamt.catalog", "--worker", adapter.name, "--result", str(result)]
         # The worker only introspects; one thread per library keeps two workers from
         # oversubscribing the cores while they import.
         env.setdefault("OMP_NUM_THREADS", "1")

@@ -78,9 +78,8 @@ def pool_settings(libraries: Iterable[Any], out_dir: str | None = None) -> dict[
         members = [a for a in libraries if runtime_of(a) == name]
         r_preload, r_warmup, r_env = _preloads(members)
         python = adapter.runtime.python() if adapter.runtime.venv is not None else None
-        if python is not None:
-            # the other interpreter imports xamt's worker modules from this checkout
-            r_env["PYTHONPATH"] = os.pathsep.join(p for p in (_project_root(), r_env.get("PYTHONPATH")) if p)
+        # the other interpreter imports xamt's worker modules from this checkout (PYTHONPATH)
+        r_env = adapter.runtime.child_environment(r_env)
         runtimes[name] = {"preload": tuple(r_preload), "warmup": tuple(r_warmup), "env": r_env,
                           "python": python}
     if out_dir is not None:
@@ -136,12 +135,6 @@ def compile_cache_dir(out_dir: str, libraries: Iterable[Any]) -> str:
     versions = ",".join(sorted(f"{a.name}={a.version()}" for a in libraries if a.is_installed()))
     digest = hashlib.blake2b(f"{cpu}\n{versions}\n{platform.python_version()}".encode(), digest_size=6)
     return os.path.join(out_dir, "cache", digest.hexdigest())
-
-
-def _project_root() -> str:
-    from xamt.libraries.base import project_root
-
-    return project_root()
 
 
 def _worker_environment() -> dict[str, str]:

@@ -62,6 +62,16 @@ class Runtime:
             return sys.executable
         return os.path.join(project_root(), self.venv, "bin", "python")
 
+    def child_environment(self, base: Mapping[str, str]) -> dict[str, str]:
+        """The environment of a process started in this runtime from ``base``: this runtime's
+        variables over it and, for a venv, the project root first on ``PYTHONPATH``, since that
+        interpreter imports Xamt's modules (catalog miner, sandbox worker) from this checkout
+        rather than from an installation of its own."""
+        env = {**base, **self.env}
+        if self.venv is not None:
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (project_root(), env.get("PYTHONPATH")) if p)
+        return env
+
 
 def project_root() -> str:
     """The folder holding the ``xamt`` package (where the Makefile makes extra venvs)."""
