@@ -31,6 +31,14 @@ def test_internal_errors_are_findings_even_when_all_raise(kinds, etype, msg):
     assert [(s.kind, s.member) for s in sig] == [(SignalKind.INTERNAL, 0)]
 
 
+def test_a_library_s_ordinary_refusal_that_reads_internal_is_a_status_divergence(kinds):
+    msg = "Traceback (most recent call last):\n  File ...\nMXNetError: Check failed: minlength >= 0"
+    assert kinds.classify("MXNetError", msg)[0] == "other"
+    sig = judge_statuses([out("raised", "MXNetError", msg), out("ok")], kinds)
+    assert [(s.kind, s.member) for s in sig] == [(SignalKind.STATUS, 0)]
+    assert kinds.classify("RuntimeError", "Check failed: dims == 2")[0] == "internal"
+
+
 def test_consistent_ordinary_errors_are_silent(kinds):
     assert judge_statuses([out("raised", "ValueError", "x"), out("raised", "TypeError", "y")], kinds) == []
 

@@ -79,7 +79,7 @@ class ErrorRule:
 class ErrorKinds:
     """The internal/benign error rules, loaded from a TOML data file."""
 
-    SECTIONS = ("internal", "benign")
+    SECTIONS = ("ordinary", "internal", "benign")
 
     def __init__(self, rules: Sequence[ErrorRule]):
         self.rules = tuple(rules)
@@ -112,11 +112,13 @@ class ErrorKinds:
         return cls(rules)
 
     def classify(self, error_type: str | None, message: str | None) -> tuple[str, str]:
-        """``("internal" | "benign" | "other", why)`` for one exception; internal rules win."""
+        """``("internal" | "benign" | "other", why)`` for one exception. An ``ordinary`` rule
+        wins over the others (an error that only reads like an internal one), and internal rules
+        over benign ones."""
         for kind in self.SECTIONS:
             for rule in self.rules:
                 if rule.kind == kind and rule.matches(error_type, message):
-                    return kind, rule.why
+                    return ("other" if kind == "ordinary" else kind), rule.why
         return "other", ""
 
 

@@ -88,12 +88,14 @@ class ReplayServer:
         return True
 
     def verify(self, script: str | Path, *, expect: str, timeout: float = 120.0,
-               env: Mapping[str, str] | None = None, crash_signal: int | None = None) -> repro.VerifyResult:
+               env: Mapping[str, str] | None = None, crash_signal: int | None = None,
+               python: str | None = None) -> repro.VerifyResult:
         """:func:`xamt.repro.verify`, run in a fork of the import-only interpreter."""
         script = Path(script).resolve()
-        if env:  # an environment of its own needs an interpreter of its own
+        if env or python:  # an environment or interpreter of its own needs a process of its own
             self.stats["fresh"] += 1
-            return repro.verify(script, expect=expect, timeout=timeout, env=env, crash_signal=crash_signal)
+            return repro.verify(script, expect=expect, timeout=timeout, env=env, crash_signal=crash_signal,
+                                python=python)
         with self._lock:
             start = time.monotonic()
             reply = None

@@ -507,8 +507,10 @@ def judge_replay(expect: str, rc: int | None, timed_out: bool, stdout: bytes, st
 
 
 def verify(script: str | Path, *, expect: str, timeout: float = 120.0,
-           env: Mapping[str, str] | None = None, crash_signal: int | None = None) -> VerifyResult:
-    """Run ``script`` with this interpreter in a fresh process and judge the result.
+           env: Mapping[str, str] | None = None, crash_signal: int | None = None,
+           python: str | None = None) -> VerifyResult:
+    """Run ``script`` with this interpreter (or ``python``: the outlier's runtime's, a venv's) in
+    a fresh process and judge the result.
 
     For ``expect="crash"`` the script reproduces when it dies from ``crash_signal`` (any signal
     when None), or runs past ``timeout`` when ``crash_signal`` is 0 (a timeout finding).
@@ -519,7 +521,7 @@ def verify(script: str | Path, *, expect: str, timeout: float = 120.0,
     script = Path(script).resolve()
     start = time.monotonic()
     try:
-        proc = subprocess.run([sys.executable, str(script)], cwd=script.parent, env=replay_env(env),
+        proc = subprocess.run([python or sys.executable, str(script)], cwd=script.parent, env=replay_env(env),
                               stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired as exc:
         return judge_replay(expect, None, True, exc.stdout or b"", exc.stderr or b"",

@@ -476,8 +476,10 @@ class Triage:
                                                                        in_script, outlier)
         left_out = [m for m in members if m not in in_script]
         out_runtime = self.adapters[out_m.library].runtime
-        # the replay gets the outlier's runtime settings (a fresh interpreter, not the server's)
+        # the replay gets the outlier's runtime settings and interpreter (a fresh process, not
+        # the replay server's)
         runtime_env = dict(out_runtime.env) if out_runtime is not None else None
+        runtime_python = out_runtime.python() if out_runtime is not None and out_runtime.venv else None
         calls = []
         for m in in_script:
             mem = group.members[m]
@@ -527,7 +529,8 @@ class Triage:
             if not self.verify:
                 break
             v = (self.replayer or repro).verify(script, expect=spec.expect, timeout=self.verify_timeout,
-                                                crash_signal=crash_signal, env=runtime_env)
+                                                crash_signal=crash_signal, env=runtime_env,
+                                                python=runtime_python)
             finding.summary["replay"] = {"returncode": v.returncode, "timed_out": v.timed_out,
                                          "seconds": round(v.seconds, 2), "tail": v.output_tail[-1500:]}
             if v.reproduced:
