@@ -20,7 +20,7 @@ from xamt.matching.cross import cross_library_groups
 from xamt.matching.data import MatchingData, load_matching_data
 from xamt.matching.inferred import inferred_groups
 from xamt.matching.model import CandidateGroup
-from xamt.matching.relations import intra_library_groups
+from xamt.matching.relations import intra_library_groups, qualify_keys
 from xamt.matching.views import build_views
 from xamt.store import Schema, Store
 
@@ -85,7 +85,7 @@ def match(
         t_intra = time.perf_counter()
         inferred, inferred_stats = inferred_groups(index, data, groups)
         groups += inferred
-        _qualify_keys(groups)
+        qualify_keys(groups)
     t_end = time.perf_counter()
     stats = summary(groups, catalogs)
     stats["seconds"] = {"views": round(t_views - t0, 2), "cross": round(t_cross - t_views, 2),
@@ -98,21 +98,6 @@ def match(
     stats["homonyms"] = [[q, c] for q, c, _ in cross_stats["homonyms"]]
     stats["data_fingerprint"] = data.fingerprint
     return MatchResult(groups, stats)
-
-
-def _qualify_keys(groups: list[CandidateGroup]) -> None:
-    """Name the library in the key of a relation inside a library whose APIs share their names
-    with another's (keras on JAX beside keras on TensorFlow: ``alias:keras.ops.relu|...`` twice).
-    Keys of the libraries named like their modules stay as they were (annotations name them)."""
-    for g in groups:
-        if g.relation == "cross_library":
-            continue
-        libraries = {m.library for m in g.members}
-        if len(libraries) != 1:
-            continue
-        library = next(iter(libraries))
-        if any(m.qualname.split(".")[0] != library for m in g.members):
-            g.key = f"{g.key}@{library}"
 
 
 def summary(groups: Iterable[CandidateGroup], catalogs: dict[str, LibraryCatalog]) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from xamt.matching.names import snake
 from xamt.matching.roles import inputs_of
 from xamt.matching.views import ApiView, ViewIndex
 
-__all__ = ["intra_library_groups"]
+__all__ = ["intra_library_groups", "qualify_keys"]
 
 
 def _group(relation: str, views: list[ApiView], data: MatchingData, *, key: str,
@@ -80,7 +80,7 @@ def _aliases_and_twins(index: ViewIndex, data: MatchingData) -> list[CandidateGr
                 uf.union(first[k], i)
             else:
                 first[k] = i
-            target = index.resolve(v.record.alias_of) if v.record.alias_of else None
+            target = index.resolve(v.record.alias_of, lib) if v.record.alias_of else None
             if target is not None and target.library == lib and id(target) in pos:
                 uf.union(pos[id(target)], i)
         comps: dict[int, list[ApiView]] = defaultdict(list)
@@ -132,8 +132,8 @@ def _function_methods(index: ViewIndex, data: MatchingData) -> list[CandidateGro
             continue
         cands: list[ApiView] = []
         for ref in m.record.doc_equiv:
-            t = index.resolve(ref)
-            if t is not None and t.library == m.library and t.kind == "function":
+            t = index.resolve(ref, m.library)
+            if t is not None and t.kind == "function":
                 cands.append(t)
         if not cands:
             cands = functions.get((m.library, m.canonical.name), [])
@@ -207,7 +207,7 @@ def _functional_modules(index: ViewIndex, data: MatchingData) -> list[CandidateG
         init_inputs = inputs_of(c.record.init_params, data)
         stateful = any(p.name in weight_params for p in c.record.init_params)
         for fname in c.record.functional_forms:
-            f = index.resolve(fname)
+            f = index.resolve(fname, c.library)  # a class's functional form is its own library's
             if f is None:
                 continue
             slots = slots_from(f.inputs)
@@ -273,6 +273,24 @@ def _eager_compiled(index: ViewIndex, data: MatchingData, compile_refs: dict[str
     return groups
 
 
+def qualify_keys(groups: list[CandidateGroup]) -> None:
+    """Name the library in the key of a relation inside a library whose APIs share their names
+    with another's (keras on JAX beside keras on TensorFlow: ``alias:keras.ops.relu|...`` twice).
+    Keys of the libraries named like their modules stay as they were (annotations name them).
+    Idempotent."""
+    for g in groups:
+        if g.relation == "cross_library":
+            continue
+        libraries = {m.library for m in g.members}
+        if len(libraries) != 1:
+            continue
+        library = next(iter(libraries))
+        if g.key.endswith(f"@{library}"):
+            continue
+        if any(m.qualname.split(".")[0] != library for m in g.members):
+            g.key = f"{g.key}@{library}"
+
+
 def intra_library_groups(
     index: ViewIndex,
     data: MatchingData,
@@ -305,6 +323,7 @@ def intra_library_groups(
     groups += _functional_modules(index, data)
     groups += _eager_compiled(index, data, compile_refs, cross_members if only_cross else None,
                               uncompiled)
+    qualify_keys(groups)
     # keys must be unique: later duplicates get a suffix
     seen: dict[str, int] = {}
     for g in groups:

@@ -103,8 +103,13 @@ class ViewIndex:
     views: list[ApiView]
     by_name: dict[str, ApiView]
     doc_conflicts: list[tuple[str, str]] = field(default_factory=list)
+    #: (library, name) -> view: libraries that share names (keras on each backend) apart
+    by_library: dict[tuple[str, str], ApiView] = field(default_factory=dict)
 
-    def resolve(self, name: str) -> ApiView | None:
+    def resolve(self, name: str, library: str | None = None) -> ApiView | None:
+        """The API ``name`` names (in ``library`` when given: the first library's otherwise)."""
+        if library is not None:
+            return self.by_library.get((library, name))
         return self.by_name.get(name)
 
 
@@ -180,9 +185,11 @@ def build_views(catalogs: dict[str, LibraryCatalog], data: MatchingData,
     index_conflicts: list[tuple[str, str]] = []
     views = [_view(rec, data, info, memo) for cat in catalogs.values() for rec in cat.records]
     by_name: dict[str, ApiView] = {}
+    by_library: dict[tuple[str, str], ApiView] = {}
     for v in views:
         for n in v.record.names:
             by_name.setdefault(n, v)
+            by_library.setdefault((v.library, n), v)
     # "JAX implementation of numpy.sum", "TensorFlow variant of NumPy's `sum`": the API also
     # answers to the referenced API's canonical name (when the categories can meet) -- unless the
     # target library has an API of the referencing API's own name, in which case the docstring
@@ -203,4 +210,4 @@ def build_views(catalogs: dict[str, LibraryCatalog], data: MatchingData,
                 index_conflicts.append((v.qualname, ref))
                 continue
             v.extra_canonicals.append(target.canonical)
-    return ViewIndex(views, by_name, index_conflicts)
+    return ViewIndex(views, by_name, index_conflicts, by_library)
