@@ -45,13 +45,16 @@ $(MXNET_STAMP): Makefile
 venv-mxnet: $(MXNET_STAMP)
 
 FUZZ_BUDGET ?= 5m
+# LIBS=numpy,torch,... narrows every step to those libraries (default: every installed one)
+LIBS ?=
+LIBS_OPT := $(if $(strip $(LIBS)),--libs $(LIBS))
 
 # The main job: every step is incremental (cached or resumable), so a rerun skips built work.
 fuzz: $(STAMP) $(MXNET_STAMP)
-	$(PY) -m xamt.cli catalog --out $(OUT)
-	$(PY) -m xamt.cli match --out $(OUT)
-	$(PY) -m xamt.cli groups build --out $(OUT)
-	$(PY) -m xamt.cli fuzz --out $(OUT) --budget $(FUZZ_BUDGET)
+	$(PY) -m xamt.cli catalog --out $(OUT) $(LIBS_OPT)
+	$(PY) -m xamt.cli match --out $(OUT) $(LIBS_OPT)
+	$(PY) -m xamt.cli groups build --out $(OUT) $(LIBS_OPT)
+	$(PY) -m xamt.cli fuzz --out $(OUT) --budget $(FUZZ_BUDGET) $(LIBS_OPT)
 	$(PY) -m xamt.cli report --out $(OUT)
 
 # The report's browser test needs a headless Chromium: install Debian's package where missing.
