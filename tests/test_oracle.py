@@ -32,8 +32,12 @@ def test_internal_errors_are_findings_even_when_all_raise(kinds, etype, msg):
 
 
 def test_a_library_s_ordinary_refusal_that_reads_internal_is_a_status_divergence(kinds):
-    msg = "Traceback (most recent call last):\n  File ...\nMXNetError: Check failed: minlength >= 0"
+    msg = ('Traceback (most recent call last):\n  File "../src/operator/numpy/np_bincount_op.h", line 9\n'
+           "MXNetError: Check failed: minlength >= 0")
     assert kinds.classify("MXNetError", msg)[0] == "other"
+    msg = ('Traceback (most recent call last):\n  File "../src/operator/numpy/random/./np_pareto_op.h", '
+           "line 130\nValueError: Check failed: indicator_host >= 0.0 (-1 vs. 0) : expect a > 0")
+    assert kinds.classify("ValueError", msg)[0] == "other"
     sig = judge_statuses([out("raised", "MXNetError", msg), out("ok")], kinds)
     assert [(s.kind, s.member) for s in sig] == [(SignalKind.STATUS, 0)]
     assert kinds.classify("RuntimeError", "Check failed: dims == 2")[0] == "internal"
