@@ -891,6 +891,9 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
         if not groups:
             raise XamtError(f"no validated groups for {', '.join(adapters) or 'these libraries'} in {db}: "
                             f"run `xamt groups build` first")
+        # a library no group holds gets no zygote (a runtime of its own costs a pool)
+        used = {m.library for g in groups for m in g.members}
+        adapters = {n: a for n, a in adapters.items() if n in used}
         campaign = None
         start_elapsed = 0.0
         if cfg.resume:
