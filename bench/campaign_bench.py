@@ -244,9 +244,18 @@ def run_one(store: Path, out: Path, budget: str, libs: str | None, workers: int,
                peak_pss_gib=round(roles.peak_pss / 2**30, 2), peak_rss_sum_gib=round(roles.peak_rss / 2**30, 2),
                peak_processes=roles.peak_processes,
                # the run's folder is a temporary one: named, not given as this machine's path
-               command=" ".join(cmd[1:]).replace(str(out), f"<work>/{out.name}"),
-               stdout_tail=proc.stdout[-1500:].replace(str(out), f"<work>/{out.name}"))
+               command=_scrub(" ".join(cmd[1:]), out),
+               stdout_tail=_scrub(proc.stdout[-1500:], out))
     return fig
+
+
+def _scrub(text: str, out: Path) -> str:
+    """``text`` without this machine's paths: the run's folder, the checkout and the interpreter's
+    environment (the pool's description names its interpreters) become placeholders."""
+    venv = str(Path(sys.prefix).resolve())
+    for path, name in ((str(out), f"<work>/{out.name}"), (str(ROOT), "<repo>"), (venv, "<venv>")):
+        text = text.replace(path, name)
+    return text
 
 
 def _shared_compiles(cold: dict, warm: dict) -> dict:
