@@ -80,6 +80,17 @@ def test_array_api_strict_names_its_dtype_objects_and_results():
     np.testing.assert_allclose(to_numpy(xp.linalg.matmul(a, a)), [[7.0, 10.0], [15.0, 22.0]])
 
 
+def test_a_dtype_the_standard_lacks_is_an_unsupported_dtype_refusal():
+    pytest.importorskip("array_api_strict")
+    from xamt.oracle import ErrorKinds
+
+    dtype = resolve_ref(Registry().get("array_api_strict").dtype_ref)
+    for name in ("float16", "bfloat16"):
+        with pytest.raises(TypeError) as err:
+            dtype(name)
+        assert ErrorKinds.load().classify("TypeError", str(err.value))[0] == "benign"
+
+
 def test_dask_to_numpy_computes_lazy_results():
     np = pytest.importorskip("numpy")
     da = pytest.importorskip("dask.array")
