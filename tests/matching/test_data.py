@@ -105,6 +105,16 @@ def test_distribution_samplers_only_for_listed_classes():
     assert ig.map == {"concentration": "a", "rate": "scale"}
 
 
+def test_uninitialised_arrays_are_compared_by_status_only():
+    from xamt.matching.categories import infer_category
+
+    data = load_matching_data()
+    for canonical, ns in (("empty_like", "dask.array"), ("empty", "torch"), ("empty_strided", "torch")):
+        category = infer_category(canonical, ns, data)
+        assert category == "init" and category in data.status_only_categories, (canonical, category)
+    assert infer_category("empty_cache", "torch.cuda", data) != "init"
+
+
 def test_member_rules_make_distribution_samplers_random():
     """categories.toml [[member]]: a distribution's sampler is category random, its other
     methods stay stats; scipy's sampler takes numpy's or jax's sampler name."""
