@@ -15,9 +15,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 from dataclasses import dataclass, field
-from typing import Any, Generator, Iterable, Mapping, Sequence
+from typing import Any, Generator, Mapping, Sequence
 
 import msgpack
 import numpy as np

@@ -58,7 +58,7 @@ def keras_adapter(backend: str | None = None) -> LibraryAdapter:
     :func:`backend_name` says. The backend's adapter lends its environment (so that its
     library is imported as Xamt imports it elsewhere) and its compile clock."""
     environment = {"KERAS_BACKEND": DEFAULT_BACKEND, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = {"version_tag_ref": "xamt.libraries.keras:backend_name"}
     if backend is not None:
         import importlib
 
@@ -96,5 +96,5 @@ def keras_adapter(backend: str | None = None) -> LibraryAdapter:
         environment=environment,
         pivot_rank=45,
         doc_prefixes={"keras": "keras"},
-        **({"version_tag_ref": "xamt.libraries.keras:backend_name"} | extra),
+        **extra,
     )
