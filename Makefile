@@ -1,13 +1,13 @@
 # Two entry points, each doing all of its own set-up on a fresh machine:
-#   make fuzz   - create/update .venv (and .venv-mxnet), then run the default campaign and write a report
-#   make test   - create/update .venv (and .venv-mxnet), then run the test suite
+#   make fuzz   - create/update .venv (and the libraries' .venv-*), then run the default campaign and write a report
+#   make test   - create/update .venv (and the libraries' .venv-*), then run the test suite
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 OUT    ?= xamt-out
 
-.PHONY: all venv venv-mxnet fuzz test test-all bench clean chromium
+.PHONY: all venv venvs fuzz test test-all bench clean chromium
 
 all: test
 
@@ -20,29 +20,37 @@ $(STAMP): setup.py $(wildcard csrc/*.c csrc/*.h csrc/build_*.py)
 
 venv: $(STAMP)
 
-# MXNet 1.9.1 (its last release) needs numpy < 2: it lives in a venv of its own, where its calls
-# run and its catalog is mined (xamt/libraries/mxnet.py). Pins measured to install together on
-# Python 3.11: mxnet and its dependencies (requests ... for gluon's downloads), plus what the
-# sandbox's worker needs there (numpy, msgpack; ml_dtypes to decode a bfloat16 input).
-# Best effort: without network or a wheel the venv is removed (the adapter then reports MXNet not
-# installed and every command skips it), one line says so and `make fuzz`/`make test` go on.
-MXNET_VENV  := .venv-mxnet
-MXNET_STAMP := $(MXNET_VENV)/.installed
-MXNET_PINS  := mxnet==1.9.1 numpy==1.23.5 msgpack==1.2.4 ml_dtypes==0.5.4 graphviz==0.8.4 \
-               requests==2.34.2 urllib3==2.8.0 idna==3.20 charset-normalizer==3.5.3 \
-               certifi==2026.10.19.post1
+# Libraries whose pins conflict with ours live in venvs of their own, where their calls run and
+# their catalog is mined (the adapter's Runtime). One `$(eval $(call lib_venv,...))` line each:
+#   $(1) the venv's suffix (.venv-$(1)), $(2) a description, $(3) the pins (installed together),
+#   $(4) optional pip arguments of a second install, after the first (a package that must build
+#   against the first's setuptools or numpy).
+# The pins of each were measured to install together on Python 3.11, with what the sandbox's
+# worker needs there (numpy, msgpack; ml_dtypes to decode a bfloat16 input). Best effort: without
+# network or a wheel the venv is removed (the adapter then reports the library not installed and
+# every command skips it), one line says so and `make fuzz`/`make test` go on.
+LIB_STAMPS :=
+define lib_venv
+.venv-$(1)/.installed: Makefile
+	@echo "making .venv-$(1) ($(2))"
+	@{ test -x .venv-$(1)/bin/python || $(PYTHON) -m venv .venv-$(1); } >.venv-$(1).log 2>&1 && \
+	  .venv-$(1)/bin/python -m pip install $(3) >>.venv-$(1).log 2>&1 && \
+	  { test -z "$(strip $(4))" || .venv-$(1)/bin/python -m pip install $(4) >>.venv-$(1).log 2>&1; } && \
+	  touch $$@ && rm -f .venv-$(1).log || { \
+	  echo "$(1) skipped: .venv-$(1) could not be made: $$$$({ grep -E '^ERROR' .venv-$(1).log || tail -n 1 .venv-$(1).log; } | tail -n 1) (see .venv-$(1).log)"; \
+	  rm -rf .venv-$(1); }
+venv-$(1): .venv-$(1)/.installed
+.PHONY: venv-$(1)
+LIB_STAMPS += .venv-$(1)/.installed
+LIB_VENVS += .venv-$(1) .venv-$(1).log
+endef
 
-MXNET_LOG   := $(MXNET_VENV).log
+# MXNet 1.9.1 (its last release) needs numpy < 2 (requests ... are for gluon's downloads)
+$(eval $(call lib_venv,mxnet,MXNet 1.9.1 beside numpy 1.23.5,\
+  mxnet==1.9.1 numpy==1.23.5 msgpack==1.2.4 ml_dtypes==0.5.4 graphviz==0.8.4 \
+  requests==2.34.2 urllib3==2.8.0 idna==3.20 charset-normalizer==3.5.3 certifi==2026.10.19.post1))
 
-$(MXNET_STAMP): Makefile
-	@echo "making $(MXNET_VENV) (MXNet 1.9.1 beside numpy 1.23.5)"
-	@{ test -x $(MXNET_VENV)/bin/python || $(PYTHON) -m venv $(MXNET_VENV); } >$(MXNET_LOG) 2>&1 && \
-	  $(MXNET_VENV)/bin/python -m pip install $(MXNET_PINS) >>$(MXNET_LOG) 2>&1 && \
-	  touch $@ && rm -f $(MXNET_LOG) || { \
-	  echo "MXNet skipped: $(MXNET_VENV) could not be made: $$({ grep -E '^ERROR' $(MXNET_LOG) || tail -n 1 $(MXNET_LOG); } | tail -n 1) (see $(MXNET_LOG))"; \
-	  rm -rf $(MXNET_VENV); }
-
-venv-mxnet: $(MXNET_STAMP)
+venvs: $(LIB_STAMPS)
 
 FUZZ_BUDGET ?= 5m
 # LIBS=numpy,torch,... narrows every step to those libraries (default: every installed one)
@@ -50,7 +58,7 @@ LIBS ?=
 LIBS_OPT := $(if $(strip $(LIBS)),--libs $(LIBS))
 
 # The main job: every step is incremental (cached or resumable), so a rerun skips built work.
-fuzz: $(STAMP) $(MXNET_STAMP)
+fuzz: $(STAMP) venvs
 	$(PY) -m xamt.cli catalog --out $(OUT) $(LIBS_OPT)
 	$(PY) -m xamt.cli match --out $(OUT) $(LIBS_OPT)
 	$(PY) -m xamt.cli groups build --out $(OUT) $(LIBS_OPT)
@@ -65,14 +73,14 @@ chromium:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } || \
 	  echo "chromium could not be installed: the report's browser test will be skipped"
 
-test: $(STAMP) $(MXNET_STAMP) chromium
+test: $(STAMP) venvs chromium
 	$(PY) -m pytest -q
 
-test-all: $(STAMP) $(MXNET_STAMP) chromium
+test-all: $(STAMP) venvs chromium
 	$(PY) -m pytest -q -m "slow or not slow"
 
 bench: $(STAMP)
 	for b in bench/*_bench.py; do $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(MXNET_VENV) $(MXNET_LOG) build *.egg-info xamt-out
+	rm -rf $(VENV) $(LIB_VENVS) build *.egg-info xamt-out

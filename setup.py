@@ -2,7 +2,7 @@
 
 All third-party versions of this environment are pinned here and nowhere else; they were
 measured to install together on the project's machines (Python 3.11, CPU). MXNet, which needs
-numpy < 2, has a venv of its own, whose pins are the Makefile's (``MXNET_PINS``). ``torch==2.13.0`` must stay exact:
+numpy < 2, has a venv of its own, whose pins are in the Makefile (its ``lib_venv`` line). ``torch==2.13.0`` must stay exact:
 a looser pin makes pip fetch a multi-GB CUDA build instead of the CPU wheel on disk.
 """
 from pathlib import Path
