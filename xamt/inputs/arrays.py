@@ -217,7 +217,9 @@ class ArrayRecipe:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (shape as a list)."""
-        d = dataclasses.asdict(self)
+        # by hand, not dataclasses.asdict: its deep copies were most of a campaign checkpoint's
+        # time (every field is an immutable scalar or a tuple of ints)
+        d = {name: getattr(self, name) for name in _RECIPE_FIELDS}
         d["shape"] = list(self.shape)
         if not self.edges:
             del d["edges"]  # recipes written before the field existed keep their JSON (and hash)
@@ -230,6 +232,8 @@ class ArrayRecipe:
         d["shape"] = tuple(d["shape"])
         return cls(**d)
 
+
+_RECIPE_FIELDS = tuple(f.name for f in dataclasses.fields(ArrayRecipe))
 
 #: mutation operator names, in the order :func:`mutate` draws from.
 MUTATIONS: tuple[str, ...] = ("rescale", "boundary", "nonfinite", "reshape", "redtype", "reseed")
