@@ -362,3 +362,50 @@ def test_element_moves_count_matching_non_finite_values_as_unmoved():
     moved = np.array([1.5, np.inf, np.nan, np.inf])
     assert element_moves(moved, ref).tolist() == [0.5, 0.0, 0.0, np.inf]
     assert element_moves(np.zeros(3), ref) is None and element_moves(np.zeros(4, int), ref) is None
+
+
+def _chooser(float64_results):
+    """A ReferenceChooser over a four-member group whose float64 runs return
+    ``float64_results[member]`` (members 0 numpy-like, 1-3 others, in that pivot order)."""
+    import numpy as np
+
+    from xamt.exec.group import MemberResult
+    from xamt.triage.reference import ReferenceChooser
+
+    libs = ("numpy", "jax", "torch", "tensorflow")
+    members = [NS(library=lib, qualname=f"{lib}.airy", call="function", device=None, implements=[])
+               for lib in libs]
+    group = NS(members=members, tolerance=None, slots=[NS(index=0, role="tensor")])
+    calls = []
+
+    def run(group, values, mis):
+        calls.append(mis[0])
+        return [MemberResult("ok", value=np.asarray(float64_results[mis[0]], np.float64))]
+    adapters = {lib: NS(pivot_rank=r) for lib, r in zip(libs, (0, 20, 30, 40))}
+    return group, ReferenceChooser(adapters, ("function",), run), calls
+
+
+def test_a_float64_reference_that_is_nan_where_the_others_agree_on_a_number_is_passed_over():
+    import numpy as np
+
+    group, chooser, calls = _chooser({0: [np.nan, 1.0], 1: [0.0, 1.0]})
+    values = {0: np.array([1e10, 0.5], np.float32)}
+    outputs = {0: np.array([np.nan, 1.0], np.float32), 1: np.array([0.0, 1.0], np.float32),
+               2: np.array([0.0, 1.0], np.float32), 3: np.array([0.0, 1.0], np.float32)}
+    mi, value, label, _ = chooser.choose(group, values, [0, 1, 2, 3], outputs)
+    assert (mi, calls) == (1, [0, 1]) and value[0] == 0.0 and "float64" in label
+
+
+def test_a_nan_reference_stays_where_the_others_are_nan_too_or_do_not_agree_in_number():
+    import numpy as np
+
+    from xamt.triage.reference import nan_against_majority
+
+    ref = np.array([np.nan, 1.0])
+    # the others mostly NaN too: a NaN the majority shares
+    assert not nan_against_majority(ref, [np.array([np.nan, 1.0]), np.array([np.nan, 1.0]), np.array([0.0, 1.0])])
+    # one other member only: no majority of independent implementations to speak of
+    assert not nan_against_majority(ref, [np.array([0.0, 1.0])])
+    # two of three return numbers: the reference is passed over
+    assert nan_against_majority(ref, [np.array([0.0, 1.0]), np.array([2.0, 1.0]), np.array([np.nan, 1.0])])
+    assert not nan_against_majority(np.array([0.5, 1.0]), [np.array([0.0, 1.0]), np.array([2.0, 1.0])])

@@ -23,7 +23,7 @@ from xamt.exec.normalise import leaves
 
 __all__ = ["ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upcast", "call_rank",
            "float_computed_slots", "Conditioning", "load_conditioning", "perturbed", "element_moves",
-           "within_noise",
+           "within_noise", "nan_against_majority",
            "declared_originals", "load_call_order"]
 
 #: float dtypes a float64 reference evaluation improves on
@@ -219,6 +219,32 @@ def within_noise(out: np.ndarray, ref: np.ndarray, noise: np.ndarray, tol: Any, 
         return bool(np.all(np.abs(o[fin] - r[fin]) <= bound))
 
 
+def nan_against_majority(ref: Any, others: Sequence[Any]) -> bool:
+    """Whether ``ref``, a candidate reference's output, is NaN at an element where a strict
+    majority of ``others`` (the other members' outputs), and at least two of them, return a
+    number. Such a reference is not one: scipy's ``airy`` returns NaN for x >= 1e10, where the
+    independent implementations agree on a value, and every one of them was blamed."""
+    ref_leaves = leaves(ref)
+    other_leaves = [lv for lv in (leaves(o) for o in others) if len(lv) == len(ref_leaves)]
+    for j, r in enumerate(ref_leaves):
+        if not isinstance(r, np.ndarray) or r.dtype.kind not in "fc":
+            continue
+        nan = np.isnan(r)
+        if not nan.any():
+            continue
+        numbers = np.zeros(r.shape, dtype=np.int64)
+        n = 0
+        for lv in other_leaves:
+            o = lv[j]
+            if not isinstance(o, np.ndarray) or o.shape != r.shape or o.dtype.kind not in "biufc":
+                continue
+            n += 1
+            numbers += ~np.isnan(o) if o.dtype.kind in "fc" else 1
+        if np.any(nan & (numbers >= 2) & (2 * numbers > n)):
+            return True
+    return False
+
+
 def agreement(group: Any) -> Agreement:
     """The agreement test of ``group`` (its own tolerance, else the comparator's defaults)."""
     return Agreement(getattr(group, "tolerance", None) or None)
@@ -316,6 +342,8 @@ class ReferenceChooser:
                 if res.ok and all(not isinstance(v, np.ndarray) or v.dtype.kind not in "fc"
                                   or v.dtype.itemsize >= 8 and v.dtype != np.complex64
                                   for v in leaves(res.value)):
+                    if nan_against_majority(res.value, [outputs[o] for o in ok if o != mi]):
+                        continue  # NaN where most others agree on numbers: the next one, or the majority
                     return mi, res.value, f"{group.members[mi].qualname} on float64 inputs", up
         flags = agreement(group).group([outputs[m] for m in ok], input_dtypes(values))
         # a strict majority agreeing with the median is a reference; two members, or a split
