@@ -53,6 +53,9 @@ $(eval $(call lib_venv,mxnet,MXNet 1.9.1 beside numpy 1.23.5,\
 venvs: $(LIB_STAMPS)
 
 FUZZ_BUDGET ?= 5m
+# the registry build starts no candidate after this long (cross-library groups come first); each
+# later run resumes with the rest, so the registry grows run by run
+BUILD_BUDGET ?= 15m
 # LIBS=numpy,torch,... narrows every step to those libraries (default: every installed one)
 LIBS ?=
 LIBS_OPT := $(if $(strip $(LIBS)),--libs $(LIBS))
@@ -61,7 +64,7 @@ LIBS_OPT := $(if $(strip $(LIBS)),--libs $(LIBS))
 fuzz: $(STAMP) venvs
 	$(PY) -m xamt.cli catalog --out $(OUT) $(LIBS_OPT)
 	$(PY) -m xamt.cli match --out $(OUT) $(LIBS_OPT)
-	$(PY) -m xamt.cli groups build --out $(OUT) $(LIBS_OPT)
+	$(PY) -m xamt.cli groups build --out $(OUT) --budget $(BUILD_BUDGET) $(LIBS_OPT)
 	$(PY) -m xamt.cli fuzz --out $(OUT) --budget $(FUZZ_BUDGET) $(LIBS_OPT)
 	$(PY) -m xamt.cli report --out $(OUT)
 

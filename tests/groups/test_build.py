@@ -364,3 +364,29 @@ def test_a_cross_library_group_keeps_to_the_ranks_where_its_members_share_a_conv
     a = groups["x:add/generic"]
     assert a.evidence["domain"]["inside"] is True and a.max_rank is None
 
+
+
+def test_a_build_out_of_budget_stores_what_it_validated_and_the_next_resumes(tmp_path, pool, adapters):
+    cands = [unary(f"x:abs{i}/generic", [("numpy", "numpy.abs", "numpy:abs"),
+                                          ("crashy", "numpy.absolute", "numpy:absolute")]) for i in range(3)]
+    store = Store(tmp_path / "xamt.db")
+    spent = build_registry(store, candidates=cands, pool=pool, registry=_registry(adapters), budget_s=1e-9)
+    assert (spent.built, spent.left, spent.stats["build"]["left"]) == (0, 3, 3)
+    assert load_registry(store) == []
+    rest = build_registry(store, candidates=cands, pool=pool, registry=_registry(adapters), budget_s=3600)
+    assert (rest.built, rest.left, rest.resumed) == (3, 0, 0) and len(load_registry(store)) == 3
+
+
+def test_candidates_are_validated_cross_library_first_and_inferred_pairs_last_best_first():
+    from types import SimpleNamespace as NS
+
+    from xamt.groups.build import select_candidates
+
+    def cand(key, relation, libs, confidence=0.0, call="function"):
+        return NS(key=key, relation=relation, confidence=confidence,
+                  members=[NS(library=lib, call=call) for lib in libs])
+    cands = [cand("i:low", "inferred", ["numpy", "numpy"], 0.55), cand("i:high", "inferred", ["numpy", "numpy"], 0.9),
+             cand("c:jit", "eager_compiled", ["jax", "jax"], call="compiled"),
+             cand("a:alias", "alias", ["numpy", "numpy"]), cand("x:sum", "cross_library", ["numpy", "jax"])]
+    order = [g.key for g in select_candidates(cands, ["numpy", "jax"])]
+    assert order == ["x:sum", "a:alias", "c:jit", "i:high", "i:low"]

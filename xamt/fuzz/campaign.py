@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from xamt.command import parse_duration
 from xamt.errors import ConfigError, XamtError
 from xamt.findings import Campaign, FindingsStore, histogram_of
 from xamt.fuzz.devices import DevicePlan, discover, resolve, with_device_twins
@@ -74,19 +75,8 @@ FUZZ_STATE_SCHEMA = Schema(
 
 
 def parse_budget(text: str | float | int) -> float:
-    """Seconds from ``"90"``, ``"90s"``, ``"10m"``, ``"1.5h"``."""
-    if isinstance(text, (int, float)):
-        value = float(text)
-    else:
-        t = str(text).strip().lower()
-        scale = {"s": 1, "m": 60, "h": 3600}.get(t[-1:], None)
-        try:
-            value = float(t[:-1]) * scale if scale else float(t)
-        except ValueError:
-            raise ConfigError(f"budget {text!r}: expected seconds or a number with s/m/h, e.g. 10m") from None
-    if not value > 0:
-        raise ConfigError(f"budget must be positive, got {text!r}")
-    return value
+    """Seconds from ``"90"``, ``"90s"``, ``"10m"``, ``"1.5h"`` (:func:`xamt.command.parse_duration`)."""
+    return parse_duration(text, "budget")
 
 
 @dataclass

@@ -50,6 +50,8 @@ class BuildResult:
     seconds: float
     stats: dict[str, Any] = field(default_factory=dict)
     interrupted: bool = False
+    #: candidates not validated because the budget was spent (the next build resumes with them)
+    left: int = 0
 
 
 def versions_key(versions: dict[str, str]) -> str:
@@ -76,11 +78,22 @@ def select_candidates(groups: Iterable[Any], libraries: Sequence[str], *,
         if cross and len({m.library for m in members}) < 2 or len(members) < 2:
             continue
         out.append(g)
-    # cross-library groups first (the headline), then intra relations, the ones with compiled
-    # members (slow: a compilation per API) last; stable by key
-    out.sort(key=lambda g: (g.relation != "cross_library", any(m.call == "compiled" for m in g.members),
-                            g.relation, g.key))
+    out.sort(key=_build_order)
     return out
+
+
+def _build_order(g: Any) -> tuple:
+    """The order candidates are validated in, which is what a build cut short by its budget
+    keeps: cross-library groups first (the headline); then the intra relations that name one
+    API's forms (aliases, methods, in-place and ``out=`` variants, namespace twins); those
+    with a compiled member (a compilation per API); inferred pairs last, the best scored first
+    (DeepREL's inference proposes ten peers per API, most of them status-equivalent only);
+    stable by key."""
+    cross = g.relation == "cross_library"
+    inferred = g.relation == "inferred"
+    compiled = any(m.call == "compiled" for m in g.members)
+    score = -float(getattr(g, "confidence", 0.0) or 0.0) if inferred else 0.0
+    return (not cross, inferred, compiled, score, g.relation, g.key)
 
 
 def _fingerprint(group: Any, data: str) -> str:
@@ -162,6 +175,7 @@ def build_registry(
     relations: str = "all",
     keys: Sequence[str] | None = None,
     limit: int | None = None,
+    budget_s: float | None = None,
     probe: bool = True,
     progress: bool = False,
     registry: Registry | None = None,
@@ -178,7 +192,9 @@ def build_registry(
     instead of the stored ones (tests); ``data_paths``: alternative data files (keys
     ``inputs``, ``normalisations``, ``annotations``, ``settings``); ``ray``: validate on a Ray
     cluster (``local``, ``auto`` or an address; :mod:`xamt.exec.cluster`), one actor per node
-    with a pool sized to its CPUs, while this process keeps the store.
+    with a pool sized to its CPUs, while this process keeps the store. ``budget_s``: start no
+    candidate after this many seconds (those in flight finish and are stored); the next build
+    resumes with the rest, in the same order (cross-library groups first).
     """
     t0 = time.monotonic()
     registry = registry or Registry()
@@ -239,7 +255,7 @@ def build_registry(
         pool = open_pool(workers=workers, **conf)
     bar = _BuildProgress(len(todo), progress)
     interrupted = False
-    built = 0
+    built = left = 0
     runner: Any = None
     try:
         if todo:
@@ -252,6 +268,11 @@ def build_registry(
             queue = list(reversed(todo))
             fingerprints = {g.key: fp for g, fp in todo}
             while queue or len(runner):
+                if budget_s is not None and queue and time.monotonic() - t0 >= budget_s:
+                    left = len(queue)
+                    _log.warning("registry build: budget of %.0f s spent; %d candidate(s) left for the next "
+                                 "`xamt groups build`, which resumes from here", budget_s, left)
+                    queue.clear()
                 while queue and len(runner) < settings.window * runner.pools:
                     g, _ = queue.pop()
                     bar.started(g.key)
@@ -273,7 +294,7 @@ def build_registry(
     seconds = time.monotonic() - t0
     stats = registry_stats(store, vkey)
     stats["build"] = {"candidates": len(selected), "validated_now": built, "resumed": resumed,
-                      "seconds": round(seconds, 1), "workers": workers, "libraries": libs,
+                      "left": left, "seconds": round(seconds, 1), "workers": workers, "libraries": libs,
                       "execution": execution}
     if pool is not None and not ray:  # worker starts, deaths and outcomes by status
         stats["build"]["pool"] = {k: v for k, v in pool.stats.items() if v}
@@ -284,7 +305,7 @@ def build_registry(
                       (json.dumps(stats),))
     if interrupted:
         raise KeyboardInterrupt
-    return BuildResult(vkey, len(selected), built, resumed, seconds, stats, interrupted)
+    return BuildResult(vkey, len(selected), built, resumed, seconds, stats, interrupted, left)
 
 
 class BuildJobs:

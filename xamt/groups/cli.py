@@ -28,6 +28,9 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     build.add_argument("--key", action="append", default=None, metavar="TEXT",
                        help="only candidates whose key contains TEXT (repeatable)")
     build.add_argument("--limit", type=int, default=None, help="validate at most N candidates")
+    build.add_argument("--budget", default=None, metavar="DURATION",
+                       help="start no candidate after this long (90s, 15m, 1h); the next build resumes "
+                            "with the rest, cross-library groups first (default: no limit)")
     build.add_argument("--fresh", action="store_true",
                        help="validate everything again instead of resuming the stored build")
     build.add_argument("--no-probe", action="store_true", help="skip dtype probing")
@@ -105,18 +108,23 @@ def _print_stats(stats: dict[str, Any]) -> None:
         b = stats["build"]
         console.print(f"build: {b['candidates']} candidates, {b['validated_now']} validated now, "
                       f"{b['resumed']} resumed, {b['seconds']} s on {b['workers']} workers")
+        if b.get("left"):
+            console.print(f"budget spent: {b['left']} candidate(s) left; `xamt groups build` again resumes "
+                          f"with them (the registry holds what was validated so far)")
 
 
 def _run_build(args: argparse.Namespace) -> int:
+    from xamt.command import parse_duration
     from xamt.groups.build import build_registry
     from xamt.libraries.registry import Registry, parse_library_list
     from xamt.store import Store, default_db_path
 
     registry = Registry()
     libs = parse_library_list(args.libs, registry) if args.libs else None
+    budget = parse_duration(args.budget, "--budget") if args.budget else None
     with Store(default_db_path(args.out), create=False) as store:
         result = build_registry(store, libraries=libs, workers=args.workers, resume=not args.fresh,
-                                relations=args.relations, keys=args.key, limit=args.limit,
+                                relations=args.relations, keys=args.key, limit=args.limit, budget_s=budget,
                                 probe=not args.no_probe, progress=not args.no_progress,
                                 registry=registry, ray=args.ray)
     if args.json:
