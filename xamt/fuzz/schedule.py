@@ -36,6 +36,12 @@ campaign's time with that ranking under these rules, all the same for every grou
 - **Hangs end early.** A call in the fast lane may take a multiple of what its group's calls
   took (:meth:`Schedule.call_limit`); triage tells a hang from a slow call afterwards.
 
+A group's draws (its parent, structural or not, the child's values) come from a generator seeded
+by the campaign's seed, the group's key and the group's iteration index, not from one stream
+shared by every group: the same campaign run again proposes the same inputs for each group
+whatever order results came back in, so its compiled programs are in the caches the first run
+left (a warm run recompiles what the cold one compiled only where the groups' histories part).
+
 Most iterations keep the parent's shapes, dtypes and arguments and draw new values
 (:func:`xamt.inputs.mutate.revalue`), walking a cycle of value regimes (ordinary, boundary,
 non-finite, edge values) from an offset of the group's own, so every group meets each kind of
@@ -46,6 +52,7 @@ its first visit: the registry build timed every member.
 from __future__ import annotations
 
 import collections
+import hashlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,6 +194,11 @@ class Schedule:
         self.settings = settings
         self.budget_s = float(budget_s)
         self.rng = np.random.Generator(np.random.PCG64([seed, 0x5C4ED]))
+        self._seed = int(seed)
+        #: per group, a stable number from its key: with the seed and the group's iteration
+        #: index it seeds the draws of that iteration (:meth:`_draws_for`)
+        self._key_ids = {k: int.from_bytes(hashlib.blake2b(str(k).encode(), digest_size=8).digest(), "little")
+                         for k in groups}
         self._mutate, self._revalue = mutate, revalue
         self.classes: dict[Hashable, str] = {k: _COMPILED if is_compiled(g) else _EAGER for k, g in groups.items()}
         self.keys = {c: [k for k, kc in self.classes.items() if kc == c] for c in (_COMPILED, _EAGER)}
@@ -411,18 +423,20 @@ class Schedule:
         accept = None
         if careful and not slow_free:
             accept = lambda inp: inp.compile_signature() in warm  # noqa: E731
-        parent = self.search.parent(key, accept)
+        st = self.search.groups[key]
+        index = st.iterations + self.inflight[key]
+        rng = self._draws_for(key, index)
+        parent = self.search.parent(key, accept, rng)
         if parent is None:
             return None
         # a new signature costs a compilation wherever calls are slow to warm up
         share = self.settings.structural_compiled if careful else self.settings.structural
-        st = self.search.groups[key]
-        if self.rng.random() < share and (slow_free or not careful):
-            child, op = self._mutate(key, parent, self.rng), "structural"
+        if rng.random() < share and (slow_free or not careful):
+            child, op = self._mutate(key, parent, rng), "structural"
         else:
             cycle = self.settings.cycle
-            regime = cycle[(self._phase[key] + st.iterations + self.inflight[key]) % len(cycle)]
-            child, op = self._revalue(key, parent, self.rng, regime), f"values:{regime}"
+            regime = cycle[(self._phase[key] + index) % len(cycle)]
+            child, op = self._revalue(key, parent, rng, regime), f"values:{regime}"
         lane = FAST
         if careful and child.compile_signature() not in warm:
             if not slow_free:
@@ -431,6 +445,10 @@ class Schedule:
                 return None  # the slow lane goes to the floor's groups first, mostly
             lane = SLOW
         return Proposal(key, child, lane, op, st.cost, isolated)
+
+    def _draws_for(self, key: Hashable, index: int) -> np.random.Generator:
+        """The generator of ``key``'s ``index``-th iteration (see the module docstring)."""
+        return np.random.Generator(np.random.PCG64([self._seed, self._key_ids[key], index]))
 
     def _start(self, prop: Proposal) -> None:
         self.inflight[prop.key] += 1

@@ -238,19 +238,22 @@ class Search(Generic[T]):
             entry = self._subsets[id(keys)] = (keys, idx)
         return self._weights[entry[1]]
 
-    def parent(self, key: Hashable, accept: Callable[[T], bool] | None = None) -> T | None:
+    def parent(self, key: Hashable, accept: Callable[[T], bool] | None = None,
+               rng: np.random.Generator | None = None) -> T | None:
         """The input to derive ``key``'s next one from: a corpus entry drawn by fitness when
-        guided, a seed when not. ``accept`` narrows the choice (None when nothing passes)."""
+        guided, a seed when not. ``accept`` narrows the choice (None when nothing passes);
+        ``rng``: the draw's generator (default: the search's own)."""
+        rng = self.rng if rng is None else rng
         if not self.guided:
             pool = self.seeds[key]
             if accept is not None:
                 pool = [s for s in pool if accept(s)]
-            return pool[int(self.rng.integers(len(pool)))] if pool else None
+            return pool[int(rng.integers(len(pool)))] if pool else None
         corpus = self.groups[key].corpus
         if accept is None:
-            return corpus.choose(self.rng)
+            return corpus.choose(rng)
         kept = Corpus(capacity=corpus.capacity, entries=[e for e in corpus.entries if accept(e[1])])
-        return kept.choose(self.rng) if kept.entries else None
+        return kept.choose(rng) if kept.entries else None
 
     def report(self, key: Hashable, item: T, dispersion: float, cost: float | None = None,
                novel: bool | None = None) -> None:
