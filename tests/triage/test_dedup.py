@@ -8,7 +8,7 @@ import pytest
 
 from xamt.errors import DataFileError
 from xamt.findings import FindingClass
-from xamt.triage.dedup import Candidate, finding_signature, load_triage_per_cause, trigger
+from xamt.triage.dedup import OUT_OF_DOMAIN, Candidate, finding_signature, load_triage_per_cause, trigger
 
 
 @pytest.mark.parametrize("values, want", [
@@ -40,8 +40,10 @@ def test_the_signature_is_the_trigger_the_rule_or_how_a_crash_died():
     assert finding_signature(FindingClass.VALIDATION, vals, "returns where others raise | x") \
         == "returns where others raise | x"
     assert finding_signature(FindingClass.CRASH, vals, status="timeout") == "timeout"
-    # a validation finding of a value divergence has no rule: its trigger keys it
-    assert finding_signature(FindingClass.VALIDATION, vals) == "+inf"
+    # a validation finding of a value divergence has no rule: one per namespace (its family),
+    # whatever out-of-domain value showed it
+    assert finding_signature(FindingClass.VALIDATION, vals) == OUT_OF_DOMAIN
+    assert finding_signature(FindingClass.VALIDATION, {0: np.array([-2.0])}) == OUT_OF_DOMAIN
     # float32 and float64 of one cause have one signature
     assert finding_signature(FindingClass.NAN, {0: np.float64([np.nan])}) == \
         finding_signature(FindingClass.NAN, {0: np.float32([np.nan])})

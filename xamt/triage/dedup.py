@@ -19,12 +19,15 @@ from xamt.findings import FindingClass
 from xamt.exec.group import MemberResult
 from xamt.oracle import SignalKind
 
-__all__ = ["Candidate", "input_signature", "dominant_dtype", "finding_signature", "trigger",
+__all__ = ["Candidate", "OUT_OF_DOMAIN", "input_signature", "dominant_dtype", "finding_signature", "trigger",
            "TRIGGERS", "RULE_CLASSES", "load_triage_per_cause", "api_family", "validation_family",
            "numeric_arrays"]
 
 #: classes keyed by the refusal rule their candidate carries, not by the input's values
 RULE_CLASSES = (FindingClass.STATUS, FindingClass.VALIDATION)
+#: the signature of a validation finding without a refusal rule (a number where the reference
+#: returns NaN): one per namespace, whichever out-of-domain value showed it
+OUT_OF_DOMAIN = "accepts out-of-domain input"
 
 #: the kinds of input value a finding is keyed by, most telling first: the first that the
 #: (minimised) input holds is its trigger
@@ -153,10 +156,16 @@ def finding_signature(finding_class: FindingClass, values: Mapping[int, Any],
                       rule: str = "", status: str | None = None) -> str:
     """The root-cause part of a finding's key, on the (minimised) input ``values``: the
     status candidate's refusal ``rule`` for :data:`RULE_CLASSES` (one rule, one finding,
-    whatever the input); for a crash, how the call died (``timeout``: an API that crashes
-    does so whatever special values the minimiser left in); else the :func:`trigger`."""
+    whatever the input); :data:`OUT_OF_DOMAIN` for a validation finding without one; for a
+    crash, how the call died (``timeout``: an API that crashes does so whatever special values
+    the minimiser left in); else the :func:`trigger`."""
     if finding_class in RULE_CLASSES and rule:
         return rule
+    if finding_class == FindingClass.VALIDATION:
+        # a number where the reference says NaN (outside the domain): whether the namespace
+        # checks its arguments is one cause (:func:`validation_family`), whatever value kind
+        # (a negative scale, a huge shape, -inf) showed it; the others are its occurrences
+        return OUT_OF_DOMAIN
     if finding_class == FindingClass.CRASH and status:
         return status
     return trigger(values)
