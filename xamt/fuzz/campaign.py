@@ -289,6 +289,12 @@ class _Fuzzer:
         #: one: their iterations go to the backend's isolation pool, if it has one
         self.killers: set[tuple[str, str]] = set()
         self._isolated: set[str] = set()
+        #: (library, qualname) -> keys of the groups holding that API (a new killer isolates them
+        #: without a pass over every group)
+        self._holders: dict[tuple[str, str], list[str]] = collections.defaultdict(list)
+        for g in groups:
+            for m in g.members:
+                self._holders[(m.library, m.qualname)].append(g.key)
         #: deaths (crash, hang, out of memory) per (group, member), and the members left out of
         #: their group's iterations after ``quarantine_after`` of them (:meth:`_quarantine`)
         self.strikes: collections.Counter = collections.Counter()
@@ -600,9 +606,8 @@ class _Fuzzer:
         if not new:
             return
         self.killers |= new
-        for key, g in self.groups.items():
-            if any((m.library, m.qualname) in new for m in g.members):
-                self._isolate_group(key)
+        for key in {k for api in new for k in self._holders.get(api, ())}:
+            self._isolate_group(key)
 
     def _account(self, prop: Proposal, run: Any, seconds: float, deaths: int) -> None:
         """Where the workers' time went (the campaign's settings keep it): by lane, by whether
