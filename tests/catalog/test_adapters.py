@@ -85,3 +85,6 @@ def test_torch_bfloat16_round_trip():
     assert str(t.dtype) == "torch.bfloat16"
     back = resolve_ref(adapter.to_numpy_ref)(t)
     assert back.dtype == x.dtype and (back.astype(np.float32) == x.astype(np.float32)).all()
+    # a 0-d array stays 0-d (np.ascontiguousarray made it 1-d)
+    scalar = resolve_ref(adapter.from_numpy_ref)(np.array(1.5, dtype=ml_dtypes.bfloat16))
+    assert tuple(scalar.shape) == () and float(scalar) == 1.5

@@ -44,7 +44,8 @@ def from_numpy(array: Any) -> Any:
 
     arr = np.asarray(array)
     if arr.dtype.name == "bfloat16":
-        bits = torch.from_numpy(np.ascontiguousarray(arr).view(np.int16).copy())
+        # np.array, not np.ascontiguousarray: the latter makes a 0-d array 1-d
+        bits = torch.from_numpy(np.array(arr, copy=True, order="C").view(np.int16))
         return bits.view(torch.bfloat16)
     return torch.from_numpy(np.array(arr, copy=True))
 
