@@ -71,7 +71,8 @@ def from_numpy(array: Any) -> Any:
 
     arr = np.asarray(array)
     if arr.dtype.name == "bfloat16":
-        return paddle.to_tensor(np.ascontiguousarray(arr).view(np.uint16), place=paddle.CPUPlace())
+        # a C-ordered copy (ascontiguousarray would make a 0-d array 1-d) viewed as its bits
+        return paddle.to_tensor(np.array(arr, order="C").view(np.uint16), place=paddle.CPUPlace())
     if arr.dtype == np.uint16:
         raise TypeError("paddle has no uint16 tensor: to_tensor reads a uint16 array as bfloat16")
     # to_tensor copies the data (a tensor never aliases the caller's array)
