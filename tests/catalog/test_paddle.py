@@ -141,3 +141,23 @@ def test_mining_runs_in_the_venv():
     assert not {"paddle.set_device", "paddle.seed", "paddle.fft.fft_c2c",
                 "paddle.nn.functional.moe_permute", "paddle.Tensor.numpy",
                 "paddle.Tensor.backward"} & names
+
+
+def test_a_missing_kernel_is_a_benign_refusal_and_an_argument_check_is_ordinary():
+    """paddle's kernel registry refuses a dtype (or a CPU) it has no kernel for: a benign
+    refusal, like TensorFlow's; its argument checks read as neither internal nor benign."""
+    from xamt.oracle import ErrorKinds
+
+    kinds = ErrorKinds.load()
+    dtype = ("(NotFound) The kernel with key (CPU, Undefined(AnyLayout), float32) of kernel `real` "
+             "is not registered. Selected wrong DataType `float32`. Paddle support following "
+             "DataTypes: complex128, complex64.")
+    assert kinds.classify("RuntimeError", dtype)[0] == "benign"
+    assert kinds.classify("RuntimeError", "(NotFound) The kernel `rms_norm` is not registered.")[0] == "benign"
+    check = ("(InvalidArgument) The reduce dim index 0 should be in the range [ -dimension(X), "
+             "dimension(X) ) which dimension = 2. But received dim index = 5.\n  [Hint: Expected "
+             "axis[i] < x_rank, but received axis[i]:5 >= x_rank:2.] (at /paddle/paddle/phi/"
+             "infermeta/unary.cc:4104)")
+    assert kinds.classify("ValueError", check)[0] == "other"
+    # paddle's (Fatal) status is CPython's SystemError: internal
+    assert kinds.classify("SystemError", "(Fatal) Operator rms_norm ...")[0] == "internal"
