@@ -13,7 +13,8 @@ def interpreter() -> dict[str, Any]:
     import numpy
     import paddle
 
-    flags = paddle.get_flags(["FLAGS_check_nan_inf", "FLAGS_call_stack_level", "FLAGS_use_onednn"])
+    flags = paddle.get_flags(["FLAGS_check_nan_inf", "FLAGS_call_stack_level", "FLAGS_use_onednn",
+                              "FLAGS_use_mkldnn"])
     return {"executable": sys.executable, "numpy": numpy.__version__,
             "paddle": paddle.__version__, "dynamic": bool(paddle.in_dynamic_mode()),
             "device": paddle.device.get_device(),

@@ -72,7 +72,7 @@ def test_a_task_of_the_paddle_runtime_runs_in_the_venv(pools):
     assert os.path.samefile(info["executable"], ADAPTER.runtime.python())
     assert info["paddle"] == "3.3.1" and info["device"] == "cpu" and info["dynamic"]
     assert info["flags"] == {"FLAGS_check_nan_inf": False, "FLAGS_call_stack_level": 1,
-                             "FLAGS_use_onednn": False}
+                             "FLAGS_use_onednn": False, "FLAGS_use_mkldnn": False}
     # the zygote stayed single-threaded after importing paddle: it forks its workers
     assert pools.pool_for(Task(TASKS + "interpreter", runtime="paddle")).mode == "fork"
 

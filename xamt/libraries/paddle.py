@@ -3,8 +3,8 @@
 ``paddle.Tensor`` methods; CPU only.
 
 PaddlePaddle 3.3.1 pins ``opt_einsum==3.3.0`` where Xamt has jax's 3.4.0, and it ships native
-libraries of its own (protobuf, oneDNN, a signal handler): it lives in a virtual environment of its
-own (``.venv-paddle``, made by ``make venv-paddle``, the CPU wheel) and its calls run in a sandbox
+libraries of its own (Intel's OpenMP runtime, MKL, oneDNN, OpenVINO) and installs fatal-signal
+handlers at import: it lives in a virtual environment of its own (``.venv-paddle``, made by ``make venv-paddle``, the CPU wheel) and its calls run in a sandbox
 zygote started from that interpreter (:class:`~xamt.libraries.base.Runtime`); the catalog is mined
 there too. Without the venv the library reports itself not installed and is skipped.
 
@@ -15,14 +15,17 @@ What makes it behave as the fuzzer needs:
   (``ValueError: (InvalidArgument) ...``), not when the result is read. Nothing is switched: the
   default mode is kept, and no static graph (``paddle.enable_static``) is ever built.
 - One thread: with the sandbox's ``OMP_NUM_THREADS=1`` (applied to every zygote) importing paddle
-  starts no thread (without it, one OpenMP thread), so the zygote forks its workers.
+  starts no thread (without it, a second thread), so the zygote forks its workers. Paddle's
+  signal handler prints its report and the process still dies of the signal, so a crash is
+  attributed as a crash.
 - Its ``FLAGS_*`` variables, read at import, are pinned in the runtime's environment where a
   user's value would change what is compared: ``FLAGS_check_nan_inf=0`` (paddle's default; set,
   every operator producing a NaN or an infinity raises ``PreconditionNotMet``, which would read
   as a refusal numpy does not make) and ``FLAGS_call_stack_level=1`` (the default; at 2 an error
   message starts with a C++ traceback instead of its ``(InvalidArgument) ...`` summary line, the
-  line status findings are de-duplicated by). ``FLAGS_use_onednn=0`` keeps the reference CPU
-  kernels (oneDNN's are another implementation, with bfloat16 paths of their own).
+  line status findings are de-duplicated by). ``FLAGS_use_onednn=0`` and its older name
+  ``FLAGS_use_mkldnn=0`` (both read, both off by default) keep paddle's own CPU kernels rather
+  than oneDNN's, another implementation of many of them.
 - Conversions: numpy's ``uint16`` is paddle's ``bfloat16`` storage type (``paddle.to_tensor`` of a
   ``uint16`` array makes a ``bfloat16`` tensor, ``paddle.uint16`` prints as ``paddle.bfloat16``),
   so a bfloat16 array crosses as its uint16 bit pattern and a real ``uint16`` array is refused
@@ -162,9 +165,11 @@ def adapter() -> LibraryAdapter:
         pivot_rank=65,
         runtime=Runtime("paddle", env={
             "FLAGS_check_nan_inf": "0", "FLAGS_call_stack_level": "1", "FLAGS_use_onednn": "0",
+            "FLAGS_use_mkldnn": "0",
         }, venv=".venv-paddle"),
         doc_prefixes={"paddle": "paddle"},
         literal_array="paddle.to_tensor({})", literal_dtype="paddle.{}",
         literal_imports=("import paddle",),
-        literal_environment=("FLAGS_check_nan_inf", "FLAGS_use_onednn"),
+        # a literal script sets the flags that change results as the workers had them
+        literal_environment=("FLAGS_check_nan_inf", "FLAGS_use_onednn", "FLAGS_use_mkldnn"),
     )
