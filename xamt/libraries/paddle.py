@@ -141,6 +141,9 @@ def adapter() -> LibraryAdapter:
             "paddle.flops", "paddle.save", "paddle.load", "paddle.batch", "paddle.async_save",
             "paddle.clear_async_save_task_queue",
             "paddle.from_dlpack", "paddle.to_dlpack", "paddle.check_shape",
+            # conversions out of and into other types: from_numpy refuses a Tensor, tolist
+            # returns Python lists (its Tensor method is plumbing above)
+            "paddle.from_numpy", "paddle.tolist",
             # the Tensor and PIR patching helpers the top level re-exports
             "paddle.monkey_patch_*", "paddle.new_init", "paddle.original_init",
             "paddle.tensor",
