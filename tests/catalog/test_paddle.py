@@ -134,13 +134,13 @@ def test_mining_runs_in_the_venv():
 
     cat = mine_in_child(ADAPTER, timeout=300)
     names = {r.qualname for r in cat.records}
-    assert cat.version == "3.3.1" and len(names) >= 900  # 1034 measured
+    assert cat.version == "3.3.1" and len(names) >= 900  # 1024 measured
     assert {"paddle.sum", "paddle.linalg.solve", "paddle.fft.rfft", "paddle.nn.functional.relu",
             "paddle.special.expm1", "paddle.Tensor.sum", "paddle.Tensor.abs_"} <= names
     # plumbing, paddle.fft's helpers, GPU-only kernels and Tensor conversions stay out
     assert not {"paddle.set_device", "paddle.seed", "paddle.fft.fft_c2c",
                 "paddle.nn.functional.moe_permute", "paddle.Tensor.numpy",
-                "paddle.Tensor.backward"} & names
+                "paddle.Tensor.backward", "paddle.Tensor.concat"} & names
 
 
 def test_a_missing_kernel_is_a_benign_refusal_and_an_argument_check_is_ordinary():

@@ -4,9 +4,10 @@
 
 PaddlePaddle 3.3.1 pins ``opt_einsum==3.3.0`` where Xamt has jax's 3.4.0, and it ships native
 libraries of its own (Intel's OpenMP runtime, MKL, oneDNN, OpenVINO) and installs fatal-signal
-handlers at import: it lives in a virtual environment of its own (``.venv-paddle``, made by ``make venv-paddle``, the CPU wheel) and its calls run in a sandbox
-zygote started from that interpreter (:class:`~xamt.libraries.base.Runtime`); the catalog is mined
-there too. Without the venv the library reports itself not installed and is skipped.
+handlers at import: it lives in a virtual environment of its own (``.venv-paddle``, made by
+``make venv-paddle``, the CPU wheel) and its calls run in a sandbox zygote started from that
+interpreter (:class:`~xamt.libraries.base.Runtime`); the catalog is mined there too. Without
+the venv the library reports itself not installed and is skipped.
 
 What makes it behave as the fuzzer needs:
 
@@ -62,6 +63,14 @@ _METHOD_PLUMBING = frozenset({
     "__dlpack_device__", "type", "block", "itemsize", "place", "stop_gradient", "persistable",
     "process_mesh", "placements", "create_parameter", "create_tensor", "set_", "set_tensor",
     "resize_",
+})
+
+
+#: ``paddle.Tensor`` methods set from functions whose first parameter is a sequence (of tensors,
+#: or a shape): a tensor receiver is not what they take (``concat(x: Sequence[Tensor])``)
+_METHOD_SEQUENCE_RECEIVER = frozenset({
+    "block_diag", "broadcast_shape", "broadcast_shapes", "broadcast_tensors", "concat",
+    "multi_dot", "multiplex", "stack",
 })
 
 
@@ -121,7 +130,8 @@ def adapter() -> LibraryAdapter:
         to_numpy_ref="xamt.libraries.paddle:to_numpy",
         dtype_ref="xamt.libraries.paddle:dtype",
         dtypes=_DTYPES,
-        method_owners=(MethodOwner("paddle", "Tensor", _METHOD_PLUMBING),),
+        method_owners=(
+            MethodOwner("paddle", "Tensor", _METHOD_PLUMBING | _METHOD_SEQUENCE_RECEIVER),),
         inplace_suffix="_",
         exclude=frozenset({
             # modes, devices, flags, seeds and generator states, defaults, printing
