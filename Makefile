@@ -50,6 +50,13 @@ $(eval $(call lib_venv,mxnet,MXNet 1.9.1 beside numpy 1.23.5,\
   mxnet==1.9.1 numpy==1.23.5 msgpack==1.2.4 ml_dtypes==0.5.4 graphviz==0.8.4 \
   requests==2.34.2 urllib3==2.8.0 idna==3.20 charset-normalizer==3.5.3 certifi==2026.10.19.post1))
 
+# PaddlePaddle 3.3.1 (CPU) pins opt_einsum==3.3.0 (ours has jax's 3.4.0) and bundles its own
+# native libraries; the rest are its dependencies as pip resolved them beside numpy 2.4.6
+$(eval $(call lib_venv,paddle,PaddlePaddle 3.3.1 (CPU) beside numpy 2.4.6,\
+  paddlepaddle==3.3.1 numpy==2.4.6 msgpack==1.2.4 ml_dtypes==0.7.0 protobuf==7.36.2 \
+  Pillow==13.0.0 networkx==3.6.1 opt_einsum==3.3.0 safetensors==0.8.0 typing_extensions==4.16.0 \
+  httpx==0.29.0 httpcore==1.0.9 h11==0.16.0 anyio==4.16.0 idna==3.20 certifi==2026.10.19.post1))
+
 venvs: $(LIB_STAMPS)
 
 FUZZ_BUDGET ?= 5m

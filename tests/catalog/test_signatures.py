@@ -49,3 +49,20 @@ def test_doc_references_equivalence_and_alias():
     assert alias == "torch.abs"
     _, equiv, _ = doc_references("sum(dim=None) -> Tensor\n\nSee :func:`torch.sum`", "t")
     assert equiv == ["torch.sum"]
+
+
+def test_a_function_set_on_a_class_binds_its_first_parameter_to_the_receiver():
+    """paddle sets its functions on ``paddle.Tensor`` (``abs(x, name=None)``): as a method the
+    first parameter is the receiver, whatever its name; a staticmethod's is a real argument."""
+    from xamt.catalog.mining import mine_library
+    from xamt.libraries.base import LibraryAdapter, MethodOwner
+    from xamt.libraries.registry import Registry
+
+    lib = LibraryAdapter(
+        name="boxes", import_name="tests.catalog.bound_methods", distributions=(), namespaces=(),
+        own_modules=("tests.catalog.bound_methods",), from_numpy_ref="xamt.libraries.numpy:from_numpy",
+        to_numpy_ref="xamt.libraries.numpy:to_numpy", dtypes={},
+        method_owners=(MethodOwner("tests.catalog.bound_methods", "Box"),))
+    params = {r.qualname.rsplit(".", 1)[1]: [p.name for p in r.params]
+              for r in mine_library(lib, Registry()).records}
+    assert params == {"scale": ["factor", "name"], "make": ["x", "fill"], "total": ["axis"]}

@@ -27,6 +27,7 @@ import inspect
 import platform
 import re
 import time
+import types
 import warnings
 from typing import Any, Callable, Sequence
 
@@ -147,8 +148,10 @@ def mine_library(adapter: LibraryAdapter, registry: Registry | None = None) -> L
                 if id(obj) in seen:
                     seen[id(obj)].aliases.append(qualname)
                     continue
+                # a plain function set on the class binds its first parameter to the receiver
+                bound = isinstance(inspect.getattr_static(cls, name, None), types.FunctionType)
                 params, source, overloads = extract_signature(
-                    obj, name, method=True, hook=hook, owner=owner.qualname
+                    obj, name, method=True, hook=hook, owner=owner.qualname, bound_function=bound
                 )
                 rec = _record(adapter, patterns, obj, name, owner.module, qualname,
                               f"{owner.module}:{owner.qualname}.{name}", "method",

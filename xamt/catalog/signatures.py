@@ -171,12 +171,15 @@ def _call_hook(hook: Callable[..., Any], obj: Any, name: str, owner: str | None)
 
 def extract_signature(
     obj: Any, name: str, *, method: bool, hook: Callable[..., Any] | None, owner: str | None,
-    hook_on_variadic: bool = False,
+    hook_on_variadic: bool = False, bound_function: bool = False,
 ) -> tuple[list[Param], str, list[list[Param]]]:
     """(params, source, other overloads) of ``obj``; for methods the receiver is left out.
 
     ``hook_on_variadic`` also consults ``hook`` when inspection shows only ``*args/**kwargs``
-    and the docstring has nothing better.
+    and the docstring has nothing better. ``bound_function``: ``obj`` is a plain function its
+    class binds as a method, so its first positional parameter is the receiver whatever its
+    name (a library's function set on its tensor class: ``paddle.Tensor.abs`` is
+    ``abs(x, name=None)``).
     """
     doc = getdoc(obj)
     inspected: list[Param] | None = None
@@ -184,7 +187,9 @@ def extract_signature(
         inspected = _params_from_inspect(inspect.signature(obj))
     except (TypeError, ValueError):
         inspected = None
-    if inspected is not None and method and inspected and inspected[0].name in ("self", "a"):
+    if inspected is not None and method and inspected and (
+            inspected[0].name in ("self", "a")
+            or (bound_function and inspected[0].kind in ("positional_only", "positional_or_keyword"))):
         inspected = inspected[1:]
     doc_overloads = doc_signatures(doc, name)
     if method:
