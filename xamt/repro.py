@@ -143,6 +143,12 @@ class ReproSpec:
     atol: float = 1e-8
     error_type: str | None = None
     hang_limit: float | None = None
+    #: where no member that could be the reference can share the outlier's process (it lives in
+    #: another interpreter: MXNet or Chainer in a venv of their own, numpy 1.x there), what the
+    #: reference did as the fuzzer recorded it: ``(label, status, value, error_type)``, status
+    #: ``ok`` (``value`` its normalised output) or ``raised``. The script compares the outlier's
+    #: fresh result with it, and says so
+    recorded: tuple[str, str, Any, str | None] | None = None
 
 
 def _ref_name(ref: str) -> str:
@@ -366,6 +372,16 @@ def render(spec: ReproSpec) -> str:
     ]
     for i in range(1, len(input_sets(spec))):
         lines.append(f"V{i} = load_inputs(os.path.join(HERE, 'inputs{i}.msgpack'))")
+    if spec.recorded is not None:
+        label, status, _, etype = spec.recorded
+        n = len(input_sets(spec))
+        value = f"load_inputs(os.path.join(HERE, 'inputs{n}.msgpack'))[0]" if status == "ok" else "None"
+        lines += ["# the reference cannot run in this process (another interpreter): what it did, as the",
+                  "# fuzzer recorded it",
+                  f"RECORDED = ({status!r}, {value}, {etype!r})",
+                  f"RECORDED_LABEL = {label!r}"]
+    else:
+        lines += ["RECORDED = RECORDED_LABEL = None"]
     lines += ["", textwrap.dedent(_RUNNER).strip(), ""]
     return "\n".join(lines)
 
@@ -429,7 +445,9 @@ for i, (label, glue, call) in enumerate(CALLS):
         print(f"{label}: raised {type(exc).__name__}: {str(exc)[:500]}")
 
 o = results[OUTLIER]
-r = results[REFERENCE] if REFERENCE is not None else None
+r = results[REFERENCE] if REFERENCE is not None else RECORDED
+if REFERENCE is None and RECORDED is not None:
+    print(f"{RECORDED_LABEL}: " + (show(RECORDED[1]) if RECORDED[0] == "ok" else f"raised {RECORDED[2]}"))
 if EXPECT == "value":
     reproduced = o[0] == "ok" and r is not None and r[0] == "ok" and differs(o[1], r[1])
 elif EXPECT == "status":
@@ -449,9 +467,13 @@ def input_sets(spec: ReproSpec) -> list[int]:
 
 
 def spec_inputs(spec: ReproSpec) -> list[Mapping[int, Any]]:
-    """The value sets :func:`write` must store for ``spec``, in file order."""
+    """The value sets :func:`write` must store for ``spec``, in file order (a recorded
+    reference's output last)."""
     by_id = {id(values): values for _, _, _, values in spec.calls}
-    return [by_id[i] for i in input_sets(spec)]
+    out: list[Mapping[int, Any]] = [by_id[i] for i in input_sets(spec)]
+    if spec.recorded is not None and spec.recorded[1] == "ok":
+        out.append({0: spec.recorded[2]})
+    return out
 
 
 def write(folder: str | Path, script: str, inputs: Sequence[Mapping[int, Any]]) -> Path:

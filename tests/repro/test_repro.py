@@ -200,3 +200,25 @@ def test_a_fixed_sequence_is_passed_as_a_tuple(tmp_path):
     assert "axis=(-2, -1)" in text
     r = verify(write(tmp_path / "n", text, [vals]), expect="value", timeout=120)
     assert r.reproduced and r.returncode == 1, r.output_tail  # both ran; the norms differ
+
+
+def test_a_recorded_reference_stands_in_for_one_that_cannot_share_the_outliers_process(tmp_path):
+    """A member in another interpreter (a venv library) is compared with the reference's output
+    as the fuzzer recorded it: the script says where the value came from, and reproduces only
+    while the outlier still differs from it."""
+    from xamt.repro import spec_inputs
+
+    spec, vals = spec_for([fn_member("numpy", "numpy:sum")], outlier=0, reference=None)
+    row_sums = np.array([6.0, 15.5], np.float32)
+    for recorded, want in ((row_sums + 1, True), (row_sums, False)):
+        rec = ReproSpec(**{**spec.__dict__, "recorded": ("numpy.sum [numpy 2, recorded]", "ok", recorded, None)})
+        path = write(tmp_path / str(want), render(rec), spec_inputs(rec))
+        r = verify(path, expect="value", timeout=120)
+        assert r.reproduced is want, r.output_tail
+        assert "recorded]: float32[2]" in r.output_tail
+    # a status finding against a recorded refusal: the outlier returns where the reference raised
+    st = ReproSpec(**{**spec.__dict__, "expect": "status",
+                      "recorded": ("ref [recorded]", "raised", None, "numpy.exceptions.AxisError")})
+    assert len(spec_inputs(st)) == 1
+    r = verify(write(tmp_path / "status", render(st), spec_inputs(st)), expect="status", timeout=120)
+    assert r.reproduced and "raised numpy.exceptions.AxisError" in r.output_tail, r.output_tail

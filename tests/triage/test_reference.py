@@ -409,3 +409,54 @@ def test_a_nan_reference_stays_where_the_others_are_nan_too_or_do_not_agree_in_n
     # two of three return numbers: the reference is passed over
     assert nan_against_majority(ref, [np.array([0.0, 1.0]), np.array([2.0, 1.0]), np.array([np.nan, 1.0])])
     assert not nan_against_majority(np.array([0.5, 1.0]), [np.array([0.0, 1.0]), np.array([2.0, 1.0])])
+
+
+def test_an_outlier_in_another_interpreter_is_verified_against_the_recorded_reference(tmp_path):
+    """numpy's sum is the reference and a library in a venv of its own (here the project's own
+    venv, described as another runtime) the outlier: no member can share its process, so the
+    reproducer compares its fresh result with the reference's recorded output, and is verified."""
+    import dataclasses
+    import os
+
+    import numpy as np
+
+    from xamt.exec.group import MemberResult
+    from xamt.libraries.base import Runtime
+    from xamt.libraries.registry import Registry
+    from xamt.matching.model import ArgSpec, ArgumentPlan, Member
+    from xamt.triage.pipeline import Candidate
+
+    from xamt.libraries.base import project_root
+
+    # this interpreter's venv, named as a venv of its own: another runtime to the reproducer
+    venv = os.path.relpath(os.path.dirname(os.path.dirname(os.path.abspath(os.sys.executable))), project_root())
+    numpy_ad = Registry().get("numpy")
+    other = dataclasses.replace(numpy_ad, name="venvlib", runtime=Runtime("venvlib", venv=venv))
+    if not os.access(other.runtime.python(), os.X_OK):
+        pytest.skip(f"no interpreter at {other.runtime.python()}")
+
+    def member(lib, target):
+        plan = ArgumentPlan(args=[ArgSpec(slot=0, param="a", position=0, transform="tensor")])
+        return Member(library=lib, qualname=target.replace(":", "."), target=target, kind="function",
+                      call="function", plan=plan)
+    members = [member("numpy", "numpy:sum"), member("venvlib", "numpy:prod")]
+    group = NS(key="t:venv", relation="cross_library", equivalence="value", tolerance=None,
+               normalisation="none", slots=[], members=members, evidence={})
+    fns = {0: np.sum, 1: np.prod}
+
+    class Executor:
+        def run(self, items):
+            return [NS(results=[MemberResult("ok", value=np.asarray(fns[m](np.asarray(it.input[0]))))
+                                for m in it.members]) for it in items]
+
+    t = Triage(executor=Executor(), adapters={"numpy": numpy_ad, "venvlib": other},
+               kinds=ErrorKinds.load(), out_dir=tmp_path, verify=True)
+    values = {0: np.array([1.0, 2.0, 3.0, 4.0])}
+    first = Executor().run([NS(input=values, members=[0, 1], repeat=1)])[0].results
+    out = t.process(Candidate(group=group, input=None, values=values, members=[0, 1], results=first,
+                              kind="value", member=1), 1)
+    assert out.finding is not None, out.dropped
+    f = out.finding
+    assert f.verified and f.outlier_library == "venvlib" and f.summary["reference_recorded"].startswith("numpy.sum")
+    script = (tmp_path / f.reproducer).read_text()
+    assert "RECORDED = ('ok'" in script and "recorded by the fuzzer in another process" in script

@@ -310,7 +310,7 @@ class Triage:
                             "dispersion": rep.dispersion, "report": rep.summary()})
         return self._finish(cand, campaign_id, cls_name, outlier, values, ok, results, summary,
                             expect="value", ref_member=ref_member, ref_values=ref_values,
-                            ref_label=ref_label,
+                            ref_label=ref_label, ref_output=ref_value,
                             tol=(rep.tolerance.rtol, rep.tolerance.atol) if rep else (1e-5, 1e-8),
                             edge=arrays_compared and at_edge([ref_leaf], computation_dtype([*input_dtypes(values), out_leaf.dtype])))
 
@@ -414,10 +414,11 @@ class Triage:
                 ref_values: dict[int, Any] | None = None, ref_label: str | None = None,
                 tol: tuple[float, float] = (1e-5, 1e-8), error_type: str | None = None,
                 crash_signal: int | None = None, crash_status: str | None = None,
-                edge: bool = False) -> TriageOutcome:
+                edge: bool = False, ref_output: Any = None) -> TriageOutcome:
         """File the finding: its policy (``edge``: the reference's result is at the edge of the
         computation dtype's range, :func:`~xamt.triage.policy.at_edge`), root-cause key,
-        reproducer and replay."""
+        reproducer and replay. ``ref_output``: the reference's output (a value finding), which
+        the reproducer compares with where the reference cannot run in the outlier's process."""
         from xamt.matching.model import cpu_twin
 
         group = cand.group
@@ -471,9 +472,13 @@ class Triage:
         # It is one process: members that need another interpreter, or a setting that clashes
         # with the outlier's (keras on TensorFlow beside keras on JAX), stay out of it
         in_script = self._fitting(group, outlier, members)
+        recorded = None
         if ref_member is not None and ref_member not in in_script:
+            old_ref, old_label = ref_member, ref_label
             ref_member, ref_values, ref_label = self._script_reference(group, ref_member, members, results,
                                                                        in_script, outlier)
+            if ref_member is None:
+                recorded = self._recorded(group, old_ref, old_label, members, results, expect, ref_output)
         left_out = [m for m in members if m not in in_script]
         out_runtime = self.adapters[out_m.library].runtime
         # the replay gets the outlier's runtime settings and interpreter (a fresh process, not
@@ -510,12 +515,17 @@ class Triage:
             normalisation=getattr(group, "normalisation", None) if getattr(group, "normalisation", "none") != "none" else None,
             expect="crash" if expect == "crash" else expect, outlier=outlier_pos,
             reference=reference_pos, rtol=tol[0], atol=tol[1], error_type=error_type,
-            hang_limit=self._hang_limit(out_m) if crash_status == "timeout" else None)
+            hang_limit=self._hang_limit(out_m) if crash_status == "timeout" else None,
+            recorded=recorded)
+        if recorded is not None:
+            finding.summary["reference_recorded"] = recorded[0]
         folder = self._folder(finding)
         # a literal script of a few lines first (the input written out, public calls); the
         # msgpack form where there is none, or where the literal one does not reproduce
         forms = []
-        text = self._literal(group, finding, outlier, ref_member, ref_values, values, spec, summary)
+        # (none against a recorded reference: that one's output lives in a data file)
+        text = (self._literal(group, finding, outlier, ref_member, ref_values, values, spec, summary)
+                if recorded is None else None)
         if text is not None:
             forms.append(("literal", text, []))
         forms.append(("msgpack", repro.render(spec), repro.spec_inputs(spec)))
@@ -564,6 +574,23 @@ class Triage:
             if m != outlier and status.get(m) == want:
                 return m, None, f"{group.members[m].qualname} (in the outlier's runtime)"
         return None, None, None
+
+    def _recorded(self, group: Any, ref_member: int, ref_label: str | None, members: Sequence[int],
+                  results: Sequence[MemberResult], expect: str, ref_output: Any
+                  ) -> tuple[str, str, Any, str | None] | None:
+        """What the reference did, for a reproducer it cannot run in (:attr:`repro.ReproSpec.recorded`):
+        its output (a value finding) or whether it returned (a status finding), labelled with its
+        library's version. None for other findings."""
+        mem = group.members[ref_member]
+        adapter = self.adapters.get(mem.library)
+        version = adapter.version() if adapter is not None else "?"
+        label = f"{ref_label or mem.qualname} [{mem.library} {version}, recorded by the fuzzer in another process]"
+        if expect == "value" and ref_output is not None:
+            return label, "ok", ref_output, None
+        if expect == "status" and ref_member in members:
+            r = results[list(members).index(ref_member)]
+            return (label, "ok", r.value, None) if r.ok else (label, "raised", None, r.error_type)
+        return None
 
     def _literal(self, group: Any, finding: Finding, outlier: int, ref_member: int | None,
                  ref_values: dict[int, Any] | None, values: dict[int, Any], spec: Any,
