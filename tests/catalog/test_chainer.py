@@ -1,0 +1,137 @@
+"""The Chainer adapter, whose library lives in a venv of its own (``make venv-chainer``): the
+version asked of that interpreter, a sandbox runtime started from it (conversions, a call that
+returns, one that raises), mining in it.
+
+The tests that need the venv skip without it. Tasks run in the venv's workers come from
+``chainer_tasks.py`` (the venv has no pytest to import this module with).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+import pytest
+
+from sandbox import Status, Task
+from tests.groups.helpers import unary
+from xamt.libraries.base import Runtime
+from xamt.libraries.registry import Registry
+
+TASKS = "tests.catalog.chainer_tasks:"
+
+ADAPTER = Registry().get("chainer")
+needs_venv = pytest.mark.skipif(
+    not os.access(ADAPTER.runtime.python(), os.X_OK),
+    reason=f"{ADAPTER.runtime.venv} is absent (make venv-chainer makes it; it needs the network)")
+
+
+def test_without_its_venv_chainer_is_not_installed():
+    ghost = dataclasses.replace(ADAPTER, runtime=Runtime("chainer", venv=".venv-absent-xyz"))
+    assert not ghost.is_installed()
+    assert ghost.version() == "unknown"
+
+
+def test_the_adapter_describes_a_venv_runtime_without_importing_chainer():
+    assert ADAPTER.runtime.venv == ".venv-chainer" and ADAPTER.runtime.python().endswith(
+        os.path.join(".venv-chainer", "bin", "python"))
+    assert ADAPTER.pivot_rank > Registry().get("numpy").pivot_rank
+    assert "bfloat16" not in ADAPTER.dtypes and ADAPTER.dtypes["float16"] == "float16"
+    env = ADAPTER.runtime.child_environment({"PYTHONPATH": "elsewhere", "CHAINER_DEBUG": "1"})
+    assert env["PYTHONPATH"].split(os.pathsep)[1:] == ["elsewhere"]
+    # the runtime's configuration wins over the user's environment
+    assert env["CHAINER_DEBUG"] == "0" and env["CHAINER_TYPE_CHECK"] == "1"
+
+
+def test_chainer_type_errors_are_not_read_as_internal():
+    from xamt.oracle import ErrorKinds
+
+    message = ("\nInvalid operation is performed in: Exp (Forward)\n\n"
+               "Expect: x.dtype.kind == f\nActual: i != f")
+    kind, _ = ErrorKinds.load().classify("chainer.utils.type_check.InvalidType", message)
+    assert kind != "internal"
+
+
+@needs_venv
+def test_installed_and_version_are_asked_of_the_venv():
+    assert ADAPTER.is_installed()
+    assert ADAPTER.version() == "7.8.1"
+
+
+@pytest.fixture(scope="module")
+def pools():
+    """A pool set from ``pool_settings([numpy, chainer])``: the main zygote and Chainer's."""
+    from xamt.exec.pools import open_pool, pool_settings
+
+    settings = pool_settings([Registry().get("numpy"), ADAPTER])
+    assert set(settings["runtimes"]) == {"chainer"}
+    with open_pool(workers=1, **settings) as ps:
+        yield ps
+
+
+@needs_venv
+def test_a_task_of_the_chainer_runtime_runs_in_the_venv(pools):
+    main, there = pools.run([Task(TASKS + "interpreter"), Task(TASKS + "interpreter", runtime="chainer")])
+    assert main.status is Status.RAISED  # no chainer in this interpreter
+    assert there.status is Status.OK, there
+    info = there.value
+    assert os.path.samefile(info["executable"], ADAPTER.runtime.python())
+    assert info["numpy"].startswith("1.") and info["chainer"] == "7.8.1"
+    # the runtime's variables set Chainer's configuration at import
+    assert info["type_check"] and not info["debug"] and info["dtype"] == "float32"
+    assert info["use_ideep"] == "never"
+    # the zygote stayed single-threaded after importing chainer: it forks its workers
+    assert pools.pool_for(Task(TASKS + "interpreter", runtime="chainer")).mode == "fork"
+    assert info["threads"] in (None, 1)
+    (copy,) = pools.run([Task(TASKS + "private_copy", runtime="chainer")])
+    assert copy.status is Status.OK and copy.value == {"variable": True, "caller_unchanged": True}
+
+
+@needs_venv
+def test_every_dtype_of_the_table_round_trips_in_the_venv(pools):
+    names = list(ADAPTER.dtypes.values())
+    (out,) = pools.run([Task(TASKS + "round_trip", (names,), runtime="chainer")])
+    assert out.status is Status.OK, out
+    for i, name in enumerate(names):
+        full, scalar = out.value[2 * i], out.value[2 * i + 1]
+        assert isinstance(full, np.ndarray) and full.dtype == np.dtype(name), name
+        assert full.shape == (2, 3) and scalar.shape == () and scalar.dtype == np.dtype(name), name
+
+
+@needs_venv
+def test_members_run_in_the_runtime_with_results_and_errors_attributed(pools):
+    """A group of numpy.exp and chainer.functions.exp, through the group executor as the
+    registry build and the campaign run it: the Chainer member is sent to its runtime, returns
+    numpy's numbers on float32, and raises Chainer's own type-check error on int32 (Chainer's
+    maths take floating dtypes only) while numpy's member returns."""
+    from xamt.exec.group import ExecItem, GroupExecutor
+
+    adapters = {"numpy": Registry().get("numpy"), "chainer": ADAPTER}
+    grp = unary("x:exp/generic", [("numpy", "numpy.exp", "numpy:exp"),
+                                  ("chainer", "chainer.functions.exp", "chainer.functions:exp")])
+    x = np.array([-1.5, 0.0, 2.0], np.float32)
+    ex = GroupExecutor(pools, adapters, timeout=60)
+    floats, ints = ex.run([ExecItem(grp, {0: x}), ExecItem(grp, {0: x.astype(np.int32)})])
+    assert [r.status for r in floats.results] == ["ok", "ok"], floats.results
+    got = floats.results[1].value
+    assert isinstance(got, np.ndarray) and got.dtype == np.float32
+    np.testing.assert_allclose(got, np.exp(x), rtol=1e-6)
+    assert [r.status for r in ints.results] == ["ok", "raised"], ints.results
+    assert ints.results[1].error_type == "chainer.utils.type_check.InvalidType", ints.results[1]
+    assert "dtype" in (ints.results[1].error_message or "")
+
+
+@needs_venv
+def test_mining_runs_in_the_venv():
+    from xamt.catalog.worker import mine_in_child
+
+    cat = mine_in_child(ADAPTER, timeout=300)
+    names = {r.qualname for r in cat.records}
+    assert cat.version == "7.8.1" and len(names) >= 200  # 216 measured
+    assert {"chainer.functions.sum", "chainer.functions.relu", "chainer.functions.concat",
+            "chainer.Variable.reshape"} <= names
+    # plumbing: a device copy, a recomputing wrapper, gradient and device methods stay out
+    assert not {"chainer.functions.copy", "chainer.functions.forget", "chainer.Variable.backward",
+                "chainer.Variable.to_gpu"} & names
+    exp = next(r for r in cat.records if r.qualname == "chainer.functions.exp")
+    assert exp.kind == "function" and exp.target == "chainer.functions:exp"
