@@ -51,10 +51,11 @@ $(eval $(call lib_venv,mxnet,MXNet 1.9.1 beside numpy 1.23.5,\
   requests==2.34.2 urllib3==2.8.0 idna==3.20 charset-normalizer==3.5.3 certifi==2026.10.19.post1))
 
 # Chainer 7.8.1 (its last release) needs numpy < 2 and builds from an sdist against the venv's
-# setuptools (< 70: its setup.py and its import use pkg_resources), hence the second install
+# setuptools (< 70: its setup.py and its import use pkg_resources), hence the second install;
+# scipy is its optional dependency for the special functions (lgamma, digamma, erfinv, zeta ...)
 $(eval $(call lib_venv,chainer,Chainer 7.8.1 beside numpy 1.26.4,\
-  numpy==1.26.4 setuptools==65.5.0 wheel==0.48.0 packaging==26.4 msgpack==1.2.4 ml_dtypes==0.5.4 \
-  typing_extensions==4.16.0 filelock==4.3.2 protobuf==7.36.2 six==1.17.0,\
+  numpy==1.26.4 scipy==1.13.1 setuptools==65.5.0 wheel==0.48.0 packaging==26.4 msgpack==1.2.4 \
+  ml_dtypes==0.5.4 typing_extensions==4.16.0 filelock==4.3.2 protobuf==7.36.2 six==1.17.0,\
   --no-build-isolation chainer==7.8.1))
 
 venvs: $(LIB_STAMPS)

@@ -5,7 +5,9 @@ Chainer 7.8.1, the last release, needs numpy < 2 (it uses ``numpy.distutils`` an
 APIs) while Xamt pins numpy 2, so the library lives in a virtual environment of its own
 (``.venv-chainer``, made by ``make venv-chainer``) and its calls run in a sandbox zygote started
 from that interpreter (:class:`~xamt.libraries.base.Runtime`); the catalog is mined there too.
-Without the venv the library reports itself not installed and is skipped.
+Without the venv the library reports itself not installed and is skipped. The venv holds scipy
+too: Chainer's special functions (``lgamma``, ``digamma``, ``erfinv``, ``ndtri``, ``zeta`` ...)
+compute through ``scipy.special`` on the CPU and raise ImportError without it.
 
 What each setting is there for:
 
@@ -21,8 +23,10 @@ What each setting is there for:
   extension, which Chainer does not know).
 - Eager and synchronous: Chainer is define-by-run over numpy on the CPU, so every function runs
   its forward computation inside the call, in the calling thread; an error is the call's. The
-  import starts no thread (measured: one thread after ``import chainer`` with the sandbox's
-  ``OMP_NUM_THREADS=1``), so the zygote forks its workers without a warm-up.
+  import starts no thread of Chainer's own; the OpenBLAS pool that its import of scipy would
+  start (three threads on 2 cores, measured) is kept away by the sandbox's thread settings
+  (``OPENBLAS_NUM_THREADS=1`` ..., applied to every zygote): one thread, and the zygote forks
+  its workers without a warm-up.
 - The runtime's variables pin the configuration Chainer reads from the environment at import,
   whatever the user's environment says: ``CHAINER_TYPE_CHECK=1`` (arguments are checked by the
   call, which raises ``InvalidType``, rather than failing somewhere inside numpy),
