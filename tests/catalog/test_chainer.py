@@ -52,6 +52,51 @@ def test_chainer_type_errors_are_not_read_as_internal():
     assert kind != "internal"
 
 
+def _plan(pivot, member, category, qualname=None):
+    """The plan of a Chainer API (``member``, its parameters) against a torch pivot, from
+    hand-written signatures: matching data only, no library."""
+    from xamt.catalog import Param
+    from xamt.matching.argplan import plan_for, slots_from
+    from xamt.matching.data import load_matching_data
+    from xamt.matching.roles import inputs_of
+
+    def params(spec):
+        return [Param(n, "positional_or_keyword", d, d is None, None) for n, d in spec]
+
+    data = load_matching_data()
+    piv = inputs_of(params(pivot), data, category=category)
+    plan, _ = plan_for(piv, inputs_of(params(member), data, category=category), data,
+                       data.overrides_for(qualname) if qualname else ())
+    slots = {s.name: s.index for s in slots_from(piv)}
+    return {a.param: a for a in plan.args}, slots, plan
+
+
+def test_chainer_argument_names_meet_torch_s():
+    # a loss's (x0, x1) is torch's (input, target), not (input, weight)
+    args, slots, plan = _plan([("input", None), ("target", None), ("reduction", "'mean'"),
+                               ("weight", "None")], [("x0", None), ("x1", None)], "loss")
+    assert (args["x0"].slot, args["x1"].slot) == (slots["input"], slots["target"]) and plan.complete
+    # a layer's W is its weights tensor: chainer.functions.linear(x, W, b)
+    args, slots, plan = _plan([("input", None), ("weight", None), ("bias", "None")],
+                              [("x", None), ("W", None), ("b", "None")], "nn")
+    assert args["W"].slot == slots["weight"] and plan.complete
+    # leaky_relu's slope meets negative_slope and takes the pivot's default (chainer's is 0.2)
+    args, slots, _ = _plan([("input", None), ("negative_slope", "0.01")],
+                           [("x", None), ("slope", "0.2")], "nn")
+    assert args["slope"].slot == slots["negative_slope"] and args["slope"].default == 0.01
+
+
+def test_chainer_max_pooling_is_planned_in_floor_mode():
+    args, slots, _ = _plan(
+        [("input", None), ("kernel_size", None), ("stride", "None"), ("padding", "0"),
+         ("ceil_mode", "False")],
+        [("x", None), ("ksize", None), ("stride", "None"), ("pad", "0"), ("cover_all", "True")],
+        "nn", "chainer.functions.max_pooling_2d")
+    assert args["ksize"].slot == slots["kernel_size"] and args["pad"].slot == slots["padding"]
+    # no slot feeds cover_all (torch has no such name): the override always passes it
+    assert args["cover_all"].slot is None and args["cover_all"].value is False
+
+
 @needs_venv
 def test_installed_and_version_are_asked_of_the_venv():
     assert ADAPTER.is_installed()
