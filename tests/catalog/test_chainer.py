@@ -43,13 +43,23 @@ def test_the_adapter_describes_a_venv_runtime_without_importing_chainer():
     assert env["CHAINER_DEBUG"] == "0" and env["CHAINER_TYPE_CHECK"] == "1"
 
 
-def test_chainer_type_errors_are_not_read_as_internal():
+def test_chainer_dtype_refusals_are_benign_and_shape_refusals_judged():
+    """Chainer's type check (``InvalidType``, its messages as Chainer 7.8.1 words them): a
+    refused dtype (float-only maths, no mixed-dtype promotion) is an expected refusal; a refused
+    shape is neither benign nor internal, the status oracle judges it."""
     from xamt.oracle import ErrorKinds
 
-    message = ("\nInvalid operation is performed in: Exp (Forward)\n\n"
-               "Expect: x.dtype.kind == f\nActual: i != f")
-    kind, _ = ErrorKinds.load().classify("chainer.utils.type_check.InvalidType", message)
-    assert kind != "internal"
+    kinds = ErrorKinds.load()
+    invalid = "chainer.utils.type_check.InvalidType"
+
+    def message(op, expect, actual):
+        return f"\nInvalid operation is performed in: {op} (Forward)\n\nExpect: {expect}\nActual: {actual}"
+
+    assert kinds.classify(invalid, message("Exp", "x.dtype.kind == f", "i != f"))[0] == "benign"
+    assert kinds.classify(invalid, message("Minimum", "x1.dtype == x2.dtype",
+                                           "float32 != float64"))[0] == "benign"
+    assert kinds.classify(invalid, message("LinearFunction", "x.shape[1] == W.shape[1]",
+                                           "3 != 2"))[0] == "other"
 
 
 def _plan(pivot, member, category, qualname=None):
