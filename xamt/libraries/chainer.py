@@ -19,8 +19,9 @@ What each setting is there for:
 - Dtypes: a ``Variable`` holds any numpy dtype, and the shape functions (``reshape``,
   ``concat``, ``transpose``) move all of them; the maths accept floating dtypes only (a type
   check ``x.dtype.kind == 'f'`` raises ``InvalidType``), which the registry build's probe finds
-  per function. bfloat16 is left out: numpy 1 has no such dtype (it would be ml_dtypes' numpy
-  extension, which Chainer does not know).
+  per function; nor do they promote mixed dtypes. ``error_kinds.toml`` reads both refusals as
+  benign (Chainer's documented rules, not bugs). bfloat16 is left out: numpy 1 has no such
+  dtype (it would be ml_dtypes' numpy extension, which Chainer does not know).
 - Eager and synchronous: Chainer is define-by-run over numpy on the CPU, so every function runs
   its forward computation inside the call, in the calling thread; an error is the call's. The
   import starts no thread of Chainer's own; the OpenBLAS pool that its import of scipy would
