@@ -56,6 +56,13 @@ $(eval $(call lib_venv,paddle,PaddlePaddle 3.3.1 (CPU) beside numpy 2.4.6,\
   paddlepaddle==3.3.1 numpy==2.4.6 msgpack==1.2.4 ml_dtypes==0.7.0 protobuf==7.36.2 \
   Pillow==13.0.0 networkx==3.6.1 opt_einsum==3.3.0 safetensors==0.8.0 typing_extensions==4.16.0 \
   httpx==0.29.0 httpcore==1.0.9 h11==0.16.0 anyio==4.16.0 idna==3.20 certifi==2026.10.19.post1))
+# Chainer 7.8.1 (its last release) needs numpy < 2 and builds from an sdist against the venv's
+# setuptools (< 70: its setup.py and its import use pkg_resources), hence the second install;
+# scipy is its optional dependency for the special functions (lgamma, digamma, erfinv, zeta ...)
+$(eval $(call lib_venv,chainer,Chainer 7.8.1 beside numpy 1.26.4,\
+  numpy==1.26.4 scipy==1.13.1 setuptools==65.5.0 wheel==0.48.0 packaging==26.4 msgpack==1.2.4 \
+  ml_dtypes==0.5.4 typing_extensions==4.16.0 filelock==4.3.2 protobuf==7.36.2 six==1.17.0,\
+  --no-build-isolation chainer==7.8.1))
 
 venvs: $(LIB_STAMPS)
 
