@@ -25,11 +25,11 @@ LAYERS: list[list[str]] = [
     ["xamt",                # the package itself (its __init__ imports nothing)
      "xamt.errors",         # the exception hierarchy
      "xamt.log",            # named loggers
-     "xamt.command",        # the shape of a subcommand (so a stage need not import xamt.cli)
      "xamt.standalone",     # source extraction for self-contained reproducers (imports nothing)
      "xamt.progress",       # the one progress display (build, campaigns)
      "xamt.replay_server"], # the import-only replay interpreter (standard library only)
-    ["xamt.datafiles",      # the reviewable data files under xamt/data/
+    ["xamt.command",        # the shape of a subcommand and its option parsing (so a stage need not import xamt.cli)
+     "xamt.datafiles",      # the reviewable data files under xamt/data/
      "xamt.store"],         # the SQLite store every stage writes to
     ["xamt.libraries"],     # one adapter per library, and their registry
     ["xamt.catalog"],       # mining each library's public API into the store
