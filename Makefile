@@ -50,10 +50,11 @@ $(eval $(call lib_venv,mxnet,MXNet 1.9.1 beside numpy 1.23.5,\
   mxnet==1.9.1 numpy==1.23.5 msgpack==1.2.4 ml_dtypes==0.5.4 graphviz==0.8.4 \
   requests==2.34.2 urllib3==2.8.0 idna==3.20 charset-normalizer==3.5.3 certifi==2026.10.19.post1))
 
-# MindSpore 2.10.0 (CPU): a 2.8 GB install with its own native runtime (glog, oneDNN, gRPC,
-# OpenCV, FFmpeg), kept out of Xamt's environment and zygote; the rest are its dependencies
-$(eval $(call lib_venv,mindspore,MindSpore 2.10.0 on the CPU,\
-  mindspore==2.10.0 numpy==2.4.6 msgpack==1.2.4 ml_dtypes==0.7.0 scipy==1.17.1 protobuf==7.36.2 \
+# MindSpore 2.10.0 (CPU): its binaries are built against numpy 1.x (under numpy 2 every
+# operator fails converting its arguments, although its metadata asks only numpy>=1.25); the rest
+# are its dependencies
+$(eval $(call lib_venv,mindspore,MindSpore 2.10.0 on the CPU beside numpy 1.26.4,\
+  mindspore==2.10.0 numpy==1.26.4 msgpack==1.2.4 ml_dtypes==0.5.4 scipy==1.17.1 protobuf==7.36.2 \
   asttokens==3.0.2 astunparse==1.6.3 dill==0.4.1 packaging==26.4 pillow==13.0.0 psutil==7.2.2 \
   safetensors==0.8.0 six==1.17.0 wheel==0.48.0))
 
