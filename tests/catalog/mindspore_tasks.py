@@ -90,3 +90,22 @@ def crash() -> None:
     import mindspore  # noqa: F401  (the crash happens with the library loaded)
 
     os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def missing_kernels() -> list[tuple[str, str]]:
+    """``(type, message)`` of two calls MindSpore's CPU build has no kernel for: ``ops.fmin``
+    (no CPU kernel at all) and ``mint.sort`` on uint32 (none for that dtype)."""
+    import mindspore
+    import numpy as np
+
+    from xamt.libraries.mindspore import from_numpy
+
+    calls = [lambda: mindspore.ops.fmin(from_numpy(np.ones(3, np.float32)), from_numpy(np.zeros(3, np.float32))),
+             lambda: mindspore.mint.sort(from_numpy(np.arange(3, dtype=np.uint32)))]
+    out = []
+    for call in calls:
+        try:
+            call()
+        except RuntimeError as error:
+            out.append((type(error).__name__, str(error)))
+    return out

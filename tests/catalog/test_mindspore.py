@@ -147,3 +147,16 @@ def test_mining_runs_in_the_venv():
     # plumbing methods, graph-mode primitives, autodiff and communication stay out
     assert not {"mindspore.Tensor.asnumpy", "mindspore.ops.tuple_getitem", "mindspore.ops.grad",
                 "mindspore.ops.all_reduce", "mindspore.ops.coo_abs"} & names
+
+
+@needs_venv
+def test_a_missing_cpu_kernel_is_a_benign_refusal_and_an_argument_check_is_not(pools):
+    from xamt.oracle import ErrorKinds
+
+    kinds = ErrorKinds.load()
+    missing, refused = pools.run([_task("missing_kernels"), _task("gather_unchecked")])
+    assert missing.status is Status.OK and len(missing.value) == 2, missing
+    for error_type, text in missing.value:
+        assert kinds.classify(error_type, text)[0] == "benign", text
+    # an argument MindSpore checks (an index out of range) is neither benign nor internal
+    assert kinds.classify(refused.error_type, refused.error_message)[0] == "other"
