@@ -24,11 +24,12 @@ The settings that make the library behave as the fuzzer needs, and why each is t
   its warm-up so workers inherit them, and :func:`from_numpy` calls once per process otherwise.
   PyNative is MindSpore's default mode already; it is set so that a user's context cannot turn
   the calls into graph compilations.
-- One thread in the zygote: importing MindSpore starts no thread of its own; the one thread
-  beside the main one after a bare import is the OpenMP/BLAS pool of numpy's and MindSpore's
-  native libraries, which the sandbox's ``OMP_NUM_THREADS=1`` (applied to every zygote) already
-  keeps from starting. MindSpore's own actor and dispatch threads start at the first operator,
-  which runs only in a forked worker.
+- One thread in the zygote: importing MindSpore starts no thread of its own (measured: the one
+  thread beside the main one after a bare ``import mindspore`` is numpy's OpenBLAS pool, there
+  after ``import numpy`` alone), and the sandbox's thread settings (``OMP_NUM_THREADS=1``,
+  ``OPENBLAS_NUM_THREADS=1``, applied to every zygote) keep that one from starting; nothing
+  else is needed. MindSpore's own runtime threads start at the first operator, which runs only
+  in a forked worker.
 - ``GLOG_v=3`` (a default the user may override): MindSpore logs through glog at WARNING level
   by default, a line on stderr for many calls; errors only.
 """
