@@ -63,6 +63,13 @@ $(eval $(call lib_venv,chainer,Chainer 7.8.1 beside numpy 1.26.4,\
   numpy==1.26.4 scipy==1.13.1 setuptools==65.5.0 wheel==0.48.0 packaging==26.4 msgpack==1.2.4 \
   ml_dtypes==0.5.4 typing_extensions==4.16.0 filelock==4.3.2 protobuf==7.36.2 six==1.17.0,\
   --no-build-isolation chainer==7.8.1))
+# MindSpore 2.10.0 (CPU): its binaries are built against numpy 1.x (under numpy 2 every
+# operator fails converting its arguments, although its metadata asks only numpy>=1.25); the rest
+# are its dependencies
+$(eval $(call lib_venv,mindspore,MindSpore 2.10.0 on the CPU beside numpy 1.26.4,\
+  mindspore==2.10.0 numpy==1.26.4 msgpack==1.2.4 ml_dtypes==0.5.4 scipy==1.17.1 protobuf==7.36.2 \
+  asttokens==3.0.2 astunparse==1.6.3 dill==0.4.1 packaging==26.4 pillow==13.0.0 psutil==7.2.2 \
+  safetensors==0.8.0 six==1.17.0 wheel==0.48.0))
 
 venvs: $(LIB_STAMPS)
 
