@@ -460,3 +460,26 @@ def test_an_outlier_in_another_interpreter_is_verified_against_the_recorded_refe
     assert f.verified and f.outlier_library == "venvlib" and f.summary["reference_recorded"].startswith("numpy.sum")
     script = (tmp_path / f.reproducer).read_text()
     assert "RECORDED = ('ok'" in script and "recorded by the fuzzer in another process" in script
+
+
+def test_a_librarys_aliases_vote_once_for_the_reference():
+    """tf's k0e under three names returns inf for x < 0 where torch and scipy return NaN: three
+    aliases of one implementation must not outvote two libraries (the stop-29 audit's cluster)."""
+    import numpy as np
+
+    from xamt.exec.group import MemberResult
+    from xamt.triage.reference import ReferenceChooser
+
+    libs = ("scipy", "torch", "tensorflow", "tensorflow", "tensorflow")
+    members = [NS(library=lib, qualname=f"{lib}.k0e{i}", call="function", device=None, implements=[])
+               for i, lib in enumerate(libs)]
+    group = NS(members=members, tolerance=None, slots=[NS(index=0, role="tensor")])
+    nan, inf = np.float32(np.nan), np.float32(np.inf)
+    outputs = {i: np.array([v, 1.0], np.float32) for i, v in enumerate((nan, nan, inf, inf, inf))}
+
+    def run(group, values, mis):  # no float64 evaluation here: the majority decides
+        return [MemberResult("raised", error_type="TypeError")]
+    adapters = {"scipy": NS(pivot_rank=10), "torch": NS(pivot_rank=20), "tensorflow": NS(pivot_rank=40)}
+    chooser = ReferenceChooser(adapters, ("function",), run)
+    mi, _, label, _ = chooser.choose(group, {0: np.array([-1.0, 2.0], np.float32)}, list(range(5)), outputs)
+    assert group.members[mi].library in ("scipy", "torch") and "majority" in label, label

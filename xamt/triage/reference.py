@@ -23,7 +23,7 @@ from xamt.exec.normalise import leaves
 
 __all__ = ["ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upcast", "call_rank",
            "float_computed_slots", "Conditioning", "load_conditioning", "perturbed", "element_moves",
-           "within_noise", "nan_against_majority",
+           "within_noise", "nan_against_majority", "voting_members",
            "declared_originals", "load_call_order"]
 
 #: float dtypes a float64 reference evaluation improves on
@@ -221,8 +221,8 @@ def within_noise(out: np.ndarray, ref: np.ndarray, noise: np.ndarray, tol: Any, 
 
 def nan_against_majority(ref: Any, others: Sequence[Any]) -> bool:
     """Whether ``ref``, a candidate reference's output, is NaN at an element where a strict
-    majority of ``others`` (the other members' outputs), and at least two of them, return a
-    number. Such a reference is not one: scipy's ``airy`` returns NaN for x >= 1e10, where the
+    majority of ``others`` (the other libraries' outputs, one each), and at least two of them,
+    return a number. Such a reference is not one: scipy's ``airy`` returns NaN for x >= 1e10, where the
     independent implementations agree on a value, and every one of them was blamed."""
     ref_leaves = leaves(ref)
     other_leaves = [lv for lv in (leaves(o) for o in others) if len(lv) == len(ref_leaves)]
@@ -243,6 +243,23 @@ def nan_against_majority(ref: Any, others: Sequence[Any]) -> bool:
         if np.any(nan & (numbers >= 2) & (2 * numbers > n)):
             return True
     return False
+
+
+def voting_members(group: Any, ok: Sequence[int], order: Sequence[int]) -> list[int]:
+    """The members of ``ok`` that vote on a reference: one per library (the first in
+    ``order``) where they span several libraries, else every one (an intra-library group's
+    members are the only independent calls there are)."""
+    libs = {group.members[m].library for m in ok}
+    if len(libs) < 2:
+        return list(ok)
+    seen: set[str] = set()
+    out = []
+    for m in order:
+        lib = group.members[m].library
+        if m in ok and lib not in seen:
+            seen.add(lib)
+            out.append(m)
+    return out
 
 
 def agreement(group: Any) -> Agreement:
@@ -328,7 +345,11 @@ class ReferenceChooser:
                outputs: Mapping[int, Any], first: int | None = None
                ) -> tuple[int, Any, str, dict[int, Any] | None]:
         """(member, its output, label, the values it ran on when not ``values``); ``first``:
-        a member to try first for the float64 run."""
+        a member to try first for the float64 run. Where the members span several libraries,
+        each library votes once (its first member in pivot order): a library's aliases
+        (``tf.math.special.bessel_k0e`` and its ``raw_ops`` twin) share one implementation and
+        must not outvote the others."""
+        voters = voting_members(group, ok, self.pivot_order(group, ok))
         up = upcast(values, float_computed_slots(group, values, outputs))
         if up is not None:
             order = self.pivot_order(group, ok)
@@ -342,14 +363,16 @@ class ReferenceChooser:
                 if res.ok and all(not isinstance(v, np.ndarray) or v.dtype.kind not in "fc"
                                   or v.dtype.itemsize >= 8 and v.dtype != np.complex64
                                   for v in leaves(res.value)):
-                    if nan_against_majority(res.value, [outputs[o] for o in ok if o != mi]):
+                    lib = group.members[mi].library
+                    others = [outputs[o] for o in voters if group.members[o].library != lib]
+                    if nan_against_majority(res.value, others):
                         continue  # NaN where most others agree on numbers: the next one, or the majority
                     return mi, res.value, f"{group.members[mi].qualname} on float64 inputs", up
-        flags = agreement(group).group([outputs[m] for m in ok], input_dtypes(values))
-        # a strict majority agreeing with the median is a reference; two members, or a split
+        flags = agreement(group).group([outputs[m] for m in voters], input_dtypes(values))
+        # a strict majority agreeing with the median is a reference; two voters, or a split
         # group, have none: then the library that ranks first as a pivot (numpy-like) is
-        if 2 * sum(flags) > len(ok):
-            mi = next(m for m, f in zip(ok, flags) if f)
+        if 2 * sum(flags) > len(voters):
+            mi = next(m for m, f in zip(voters, flags) if f)
             return mi, outputs[mi], f"{group.members[mi].qualname} (agrees with the majority)", None
         mi = self.pivot_order(group, ok)[0]
         return mi, outputs[mi], f"{group.members[mi].qualname} (first pivot; no majority)", None
