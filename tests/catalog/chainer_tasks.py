@@ -21,22 +21,6 @@ def interpreter() -> dict[str, Any]:
             "threads": len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else None}
 
 
-def round_trip(names: list[str]) -> list[Any]:
-    """Each numpy dtype of ``names`` through the adapter's ``from_numpy`` and ``to_numpy``
-    here, a 2x3 array and a 0-d one: the arrays as they come back (to the pool as numpy)."""
-    import numpy as np
-
-    from xamt.libraries.chainer import from_numpy, to_numpy
-
-    out = []
-    for name in names:
-        x = np.arange(-2, 4).reshape(2, 3)
-        x = (x > 0) if name == "bool" else (x + 2 if name.startswith("uint") else x).astype(name)
-        out.append(to_numpy(from_numpy(x)))
-        out.append(to_numpy(from_numpy(x[0, 0])))
-    return out
-
-
 def private_copy() -> dict[str, Any]:
     """Whether ``from_numpy`` wraps a copy: a write into the Variable's array leaves the
     caller's array as it was, and the wrapper is a ``chainer.Variable``."""

@@ -21,27 +21,6 @@ def interpreter() -> dict[str, Any]:
             "blocking": os.environ.get("MS_DEV_LAUNCH_BLOCKING")}
 
 
-def round_trip(names: list[str]) -> list[Any]:
-    """Each numpy dtype of ``names`` through the adapter's ``from_numpy`` and ``to_numpy``
-    here, a 2x3 array and a 0-d one: the arrays as they come back (to the pool as numpy)."""
-    import numpy as np
-
-    from xamt.libraries.mindspore import from_numpy, to_numpy
-
-    out = []
-    for name in names:
-        x = np.arange(-2, 4).reshape(2, 3)
-        if name == "bfloat16":
-            import ml_dtypes
-
-            x = x.astype(ml_dtypes.bfloat16)
-        else:
-            x = (x > 0) if name == "bool" else (x + 2 if name.startswith("uint") else x).astype(name)
-        out.append(to_numpy(from_numpy(x)))
-        out.append(to_numpy(from_numpy(x[0, 0])))
-    return out
-
-
 def cumsum(values: Any) -> Any:
     """``mindspore.ops.cumsum`` of ``values`` along axis 0, converted as a member's output is."""
     import mindspore

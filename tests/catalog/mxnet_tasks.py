@@ -19,22 +19,6 @@ def interpreter() -> dict[str, Any]:
             "engine": os.environ.get("MXNET_ENGINE_TYPE")}
 
 
-def round_trip(names: list[str]) -> list[Any]:
-    """Each numpy dtype of ``names`` through the adapter's ``from_numpy`` and ``to_numpy``
-    here, a 2x3 array and a 0-d one: the arrays as they come back (to the pool as numpy)."""
-    import numpy as np
-
-    from xamt.libraries.mxnet import from_numpy, to_numpy
-
-    out = []
-    for name in names:
-        x = np.arange(-2, 4).reshape(2, 3)
-        x = (x > 0) if name == "bool" else (x + 2 if name.startswith("uint") else x).astype(name)
-        out.append(to_numpy(from_numpy(x)))
-        out.append(to_numpy(from_numpy(x[0, 0])))
-    return out
-
-
 def zero_size_sum() -> Any:
     """A zero-size input, which MXNet accepts only under its NumPy shape semantics."""
     import mxnet
