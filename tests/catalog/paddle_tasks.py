@@ -23,25 +23,23 @@ def interpreter() -> dict[str, Any]:
             "threads": len(os.listdir("/proc/self/task"))}
 
 
-def round_trip(names: list[str]) -> list[Any]:
-    """Each numpy dtype of ``names`` through the adapter's ``from_numpy`` and ``to_numpy`` here,
-    a 2x3 array and a 0-d one, with the paddle dtype each tensor had (its name as ``to_numpy``
-    gives it): ``[array, scalar, dtype name]`` per name."""
+def held_dtypes(names: list[str]) -> list[str]:
+    """The paddle dtype (its name as ``to_numpy`` gives it) of the tensor ``from_numpy`` makes of
+    a 2x3 array of each numpy dtype of ``names`` (the arrays' own round trip is
+    ``venv_tasks.round_trip``'s, tested for every venv library)."""
     import numpy as np
 
     from xamt.libraries.paddle import from_numpy, to_numpy
 
     out = []
     for name in names:
-        x = np.arange(-2, 4).reshape(2, 3)
         if name == "bfloat16":
             import ml_dtypes
 
-            x = x.astype(ml_dtypes.bfloat16)
+            x = np.ones((2, 3), dtype=ml_dtypes.bfloat16)
         else:
-            x = (x > 0) if name == "bool" else (x + 2 if name.startswith("uint") else x).astype(name)
-        tensor = from_numpy(x)
-        out += [to_numpy(tensor), to_numpy(from_numpy(x[0, 0])), to_numpy(tensor.dtype)]
+            x = np.ones((2, 3), dtype=name)
+        out.append(to_numpy(from_numpy(x).dtype))
     return out
 
 

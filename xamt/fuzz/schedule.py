@@ -422,6 +422,8 @@ class Schedule:
         warm = self.warm[key]
         accept = None
         if careful and not slow_free:
+            if not warm:
+                return None  # it has compiled nothing yet and the slow lane is busy
             accept = lambda inp: inp.compile_signature() in warm  # noqa: E731
         st = self.search.groups[key]
         index = st.iterations + self.inflight[key]

@@ -349,10 +349,11 @@ class ReferenceChooser:
         each library votes once (its first member in pivot order): a library's aliases
         (``tf.math.special.bessel_k0e`` and its ``raw_ops`` twin) share one implementation and
         must not outvote the others."""
-        voters = voting_members(group, ok, self.pivot_order(group, ok))
+        pivots = self.pivot_order(group, ok)
+        voters = voting_members(group, ok, pivots)
         up = upcast(values, float_computed_slots(group, values, outputs))
         if up is not None:
-            order = self.pivot_order(group, ok)
+            order = list(pivots)
             if first in order:
                 order.remove(first)
                 order.insert(0, first)
@@ -374,5 +375,5 @@ class ReferenceChooser:
         if 2 * sum(flags) > len(voters):
             mi = next(m for m, f in zip(voters, flags) if f)
             return mi, outputs[mi], f"{group.members[mi].qualname} (agrees with the majority)", None
-        mi = self.pivot_order(group, ok)[0]
+        mi = pivots[0]
         return mi, outputs[mi], f"{group.members[mi].qualname} (first pivot; no majority)", None
