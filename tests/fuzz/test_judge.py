@@ -143,3 +143,27 @@ def test_worker_and_compile_seconds_are_kept_by_where_they_went():
                                   "structural": 3.25, "with_timeout": 0.25, "with_death": 0.25,
                                   "slow_lane": 3.0}
     assert me.worker_iterations["structural"] == 2 and me.worker_time_by_group["g"] == 7.0
+
+
+def test_libraries_computing_with_one_implementation_return_as_one():
+    """numpy and dask (whose chunks numpy computes) return where torch and jax refuse: that is
+    one implementation accepting what two reject, a validation finding named by the plainest
+    of them; counted by library, the two that return looked like a split and every refusal was
+    blamed."""
+    from xamt.libraries.registry import Registry
+
+    reg = Registry()
+    adapters = {name: reg.get(name) for name in ("numpy", "dask", "torch", "jax")}
+    ok = SimpleNamespace(status="ok", ok=True, error_type=None, error_message=None)
+    bad = raised("ValueError", "n must be positive")
+    ms = [member("numpy", "numpy.fft.hfft"), member("dask", "dask.array.fft.hfft"),
+          member("torch", "torch.fft.hfft"), member("jax", "jax.numpy.fft.hfft")]
+    run = run_of(ms, {0: np.ones(3, np.float32)}, [ok, ok, bad, bad])
+    run.group.relation = "cross_library"
+    signals = [Signal(SignalKind.STATUS, i, "raised") for i in (2, 3)]
+    got = status_suspects(run, signals, ["function"], {0, 1, 2, 3}, adapters)
+    assert [(ms[pos].qualname, key.startswith("returns where others raise")) for pos, _, key in got] == \
+        [("numpy.fft.hfft", True)]
+    # without the adapters (each library its own implementation) the refusals are blamed
+    assert {ms[pos].library for pos, _, _ in status_suspects(run, signals, ["function"], {0, 1, 2, 3})} == \
+        {"torch", "jax"}

@@ -483,3 +483,34 @@ def test_a_librarys_aliases_vote_once_for_the_reference():
     chooser = ReferenceChooser(adapters, ("function",), run)
     mi, _, label, _ = chooser.choose(group, {0: np.array([-1.0, 2.0], np.float32)}, list(range(5)), outputs)
     assert group.members[mi].library in ("scipy", "torch") and "majority" in label, label
+
+
+def test_libraries_on_one_backend_vote_once_for_the_reference():
+    """JAX, Keras on JAX and TensorFlow's compiled call all run XLA, which flushes a subnormal
+    result to 0 on the CPU; numpy and torch keep it. Three calls of one backend must not
+    outvote two implementations, and TensorFlow's eager call is an implementation of its own."""
+    import numpy as np
+
+    from xamt.exec.group import MemberResult
+    from xamt.libraries.registry import Registry
+    from xamt.triage.reference import ReferenceChooser
+
+    reg = Registry()
+    adapters = {name: reg.get(name) for name in ("numpy", "torch", "jax", "keras_jax", "tensorflow")}
+    spec = [("numpy", "function"), ("torch", "function"), ("jax", "function"),
+            ("keras_jax", "function"), ("tensorflow", "compiled")]
+    members = [NS(library=lib, qualname=f"{lib}.f{i}", call=call, device=None, implements=[])
+               for i, (lib, call) in enumerate(spec)]
+    group = NS(members=members, tolerance=None, slots=[NS(index=0, role="tensor")])
+    # x * 2**126 of a subnormal x: about 1 in IEEE arithmetic, 0 where x was flushed first
+    kept, flushed = np.float32(1e-40) * np.float32(2.0**126), np.float32(0.0)
+    outputs = {i: np.array([v, 1.0], np.float32) for i, v in enumerate((kept, kept, flushed, flushed, flushed))}
+
+    def run(group, values, mis):  # no float64 evaluation here: the majority decides
+        return [MemberResult("raised", error_type="TypeError")]
+    chooser = ReferenceChooser(adapters, ("function", "compiled"), run)
+    assert [chooser.implementation(m) for m in members] == ["numpy", "torch", "xla", "xla", "xla"]
+    mi, _, label, _ = chooser.choose(group, {0: np.array([1e-40, 1.0], np.float32)}, list(range(5)), outputs)
+    assert group.members[mi].library in ("numpy", "torch") and "majority" in label, label
+    eager_tf = NS(library="tensorflow", qualname="tf.f", call="function", device=None, implements=[])
+    assert chooser.implementation(eager_tf) == "tensorflow"

@@ -28,7 +28,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -47,7 +47,7 @@ from xamt.progress import Progress
 from xamt.store import Schema, Store, default_db_path
 from xamt.triage.dedup import Candidate, input_signature, load_triage_per_cause
 from xamt.triage.pipeline import Triage
-from xamt.triage.reference import call_rank
+from xamt.triage.reference import call_rank, implementation
 from xamt.triage.runner import TriageRunner
 
 __all__ = ["FuzzConfig", "FuzzResult", "run_campaign", "FUZZ_STATE_SCHEMA", "parse_budget",
@@ -164,7 +164,8 @@ def comparable_members(run: Any) -> set[int]:
 
 
 def status_suspects(run: Any, signals: Sequence[Any], call_order: Sequence[str],
-                    comparable: set[int] | None = None) -> list[tuple[int, str, str]]:
+                    comparable: set[int] | None = None,
+                    adapters: Mapping[str, Any] | None = None) -> list[tuple[int, str, str]]:
     """One status suspect per (library, refusal rule): the members of one library that
     refuse an input the same way are one divergence, named by the plainest call (the
     function before its method, out= and compiled forms; ``triage.toml``).
@@ -173,7 +174,9 @@ def status_suspects(run: Any, signals: Sequence[Any], call_order: Sequence[str],
     library is the odd one out (scipy's ``hfft(n=0)`` returns where numpy, jax and torch
     refuse): it is the one suspect, a *validation* finding ("accepts an input that others
     reject"). The libraries that refuse are never blamed for it, not even when they declare
-    they reimplement the one that returns (``numpy.tri(N=-1)``)."""
+    they reimplement the one that returns (``numpy.tri(N=-1)``). With ``adapters``, libraries
+    that compute with one implementation count as one (:func:`~xamt.triage.reference.
+    implementation`: numpy returning with dask, which computes with it, is still alone)."""
     group = run.group
 
     def plainness(pos: int) -> tuple[int, int]:
@@ -183,12 +186,12 @@ def status_suspects(run: Any, signals: Sequence[Any], call_order: Sequence[str],
     if getattr(group, "relation", "") == "cross_library" and refusing:
         positions = comparable if comparable is not None else set(range(len(run.members)))
         returning = [i for i in sorted(positions) if run.results[i].ok]
-        lib = lambda pos: group.members[run.members[pos]].library  # noqa: E731
+        lib = lambda pos: implementation(group.members[run.members[pos]], adapters or {})  # noqa: E731
         refusing_libs = {lib(i) for i in refusing}
         if len({lib(i) for i in returning}) == 1 and len(refusing_libs) >= 2:
             first = run.results[refusing[0]]
             rule = error_key(first.error_type, first.error_message)
-            why = f"returns where {len(refusing_libs)} other libraries raise ({rule})"
+            why = f"returns where {len(refusing_libs)} other implementations raise ({rule})"
             return [(min(returning, key=plainness), why, f"returns where others raise | {rule}")]
     buckets: dict[tuple[str, str], list[tuple[int, str]]] = {}
     for s in signals:
@@ -450,7 +453,7 @@ class _Fuzzer:
         for s in statuses:
             if s.kind in (SignalKind.CRASH, SignalKind.INTERNAL):
                 news.append(self._candidate(run, s.kind, s.member, s.why))
-        for member, why, ekey in status_suspects(run, statuses, self.triage.call_order, comparable):
+        for member, why, ekey in status_suspects(run, statuses, self.triage.call_order, comparable, self.adapters):
             news.append(self._candidate(run, SignalKind.STATUS, member, why, error=ekey))
         signals = statuses
         # a status divergence is as far apart as members can be

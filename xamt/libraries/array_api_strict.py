@@ -79,6 +79,7 @@ def adapter() -> LibraryAdapter:
         # not the reference: numpy (0) computes the same values under richer signatures, so it
         # (and jax, scipy, torch, tensorflow, keras) pivots plans before this library does
         pivot_rank=55,
+        kernels="numpy",  # a strict wrapper around numpy's arrays and functions
         literal_array="array_api_strict.asarray({})", literal_dtype="array_api_strict.{}",
         literal_imports=("import array_api_strict",),
         doc_prefixes={"array_api_strict": "array_api_strict"},

@@ -207,6 +207,13 @@ class LibraryAdapter:
     zygote_warmup: tuple[str, ...] = ()
     #: preference as the pivot of an argument plan (lower first); the numpy-like reference first
     pivot_rank: int = 50
+    #: the implementation the library's calls compute with, where it is another library's
+    #: (dask and array-api-strict compute through numpy, Keras through its backend): members
+    #: sharing one cast one vote on a divergence's reference. None: its own (the library's name)
+    kernels: str | None = None
+    #: the same for its compiled calls (``jax.jit`` and ``tf.function(jit_compile=True)`` both
+    #: run XLA, whose CPU backend flushes subnormals); None: as ``kernels``
+    compiled_kernels: str | None = None
     #: ``compile_ref(target, *args, **kwargs)`` runs the API compiled (jit); None: no compiler
     compile_ref: str | None = None
     #: what the compiled execution is called, for reports (``jax.jit``)

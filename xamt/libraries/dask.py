@@ -197,6 +197,7 @@ def adapter() -> LibraryAdapter:
         # not the reference: dask's functions forward to numpy's on each block, under numpy's
         # names with fewer parameters; numpy (0) and the other libraries pivot plans first
         pivot_rank=60,
+        kernels="numpy",  # each chunk is computed by numpy's functions
         environment={"DASK_SCHEDULER": "synchronous"},
         zygote_warmup=("xamt.libraries.dask:import_array_modules",),
         # a reproducer runs the call as the fuzzer did: one chunk, the synchronous scheduler

@@ -184,6 +184,8 @@ def adapter() -> LibraryAdapter:
         dtypes=_DTYPES,
         method_owners=(MethodOwner("jax", "Array", _METHOD_PLUMBING),),
         pivot_rank=5,
+        # eager operations run XLA programs too (one per operation): one vote with jit's
+        kernels="xla",
         doc_prefixes={"jax": "jax", "jnp": "jax.numpy", "lax": "jax.lax"},
         compile_ref="xamt.libraries.jax:call_compiled",
         literal_array="jax.numpy.asarray({})", literal_dtype="jax.numpy.dtype('{}')",

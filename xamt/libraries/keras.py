@@ -58,7 +58,9 @@ def keras_adapter(backend: str | None = None) -> LibraryAdapter:
     :func:`backend_name` says. The backend's adapter lends its environment (so that its
     library is imported as Xamt imports it elsewhere) and its compile clock."""
     environment = {"KERAS_BACKEND": DEFAULT_BACKEND, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    extra: dict[str, Any] = {"version_tag_ref": "xamt.libraries.keras:backend_name"}
+    # Keras ops call its backend's: on a divergence's reference they vote as the backend does
+    extra: dict[str, Any] = {"version_tag_ref": "xamt.libraries.keras:backend_name",
+                             "kernels": DEFAULT_BACKEND}
     if backend is not None:
         import importlib
 
@@ -66,7 +68,8 @@ def keras_adapter(backend: str | None = None) -> LibraryAdapter:
         environment = {**own.environment, "TF_CPP_MIN_LOG_LEVEL": "2"}
         extra = dict(runtime=Runtime(f"keras_{backend}", env={"KERAS_BACKEND": backend}),
                      compile_clock_ref=own.compile_clock_ref,
-                     version_tag_ref=f"xamt.libraries.keras_{backend}:backend_name")
+                     version_tag_ref=f"xamt.libraries.keras_{backend}:backend_name",
+                     kernels=own.kernels or own.name)
     return LibraryAdapter(
         name="keras" if backend is None else f"keras_{backend}",
         import_name="keras",

@@ -195,6 +195,8 @@ def adapter() -> LibraryAdapter:
         # own settings win.
         environment={"TF_CPP_MIN_LOG_LEVEL": "2", "TF_FORCE_GPU_ALLOW_GROWTH": "true"},
         pivot_rank=40,
+        # tf.function(jit_compile=True) runs XLA, not TensorFlow's kernels: it votes with JAX
+        compiled_kernels="xla",
         doc_prefixes={"tf": "tensorflow", "tensorflow": "tensorflow"},
         compile_ref="xamt.libraries.tensorflow:call_compiled",
         literal_array="tensorflow.constant({})", literal_dtype="tensorflow.{}",

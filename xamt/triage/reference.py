@@ -23,7 +23,7 @@ from xamt.exec.normalise import leaves
 
 __all__ = ["ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upcast", "call_rank",
            "float_computed_slots", "Conditioning", "load_conditioning", "perturbed", "element_moves",
-           "within_noise", "nan_against_majority", "voting_members",
+           "within_noise", "nan_against_majority", "voting_members", "implementation",
            "declared_originals", "load_call_order"]
 
 #: float dtypes a float64 reference evaluation improves on
@@ -245,19 +245,30 @@ def nan_against_majority(ref: Any, others: Sequence[Any]) -> bool:
     return False
 
 
-def voting_members(group: Any, ok: Sequence[int], order: Sequence[int]) -> list[int]:
-    """The members of ``ok`` that vote on a reference: one per library (the first in
-    ``order``) where they span several libraries, else every one (an intra-library group's
-    members are the only independent calls there are)."""
-    libs = {group.members[m].library for m in ok}
-    if len(libs) < 2:
+def implementation(member: Any, adapters: Mapping[str, Any]) -> str:
+    """What ``member`` computes with: its adapter's ``compiled_kernels`` for a compiled call,
+    else its ``kernels``, else its library (a library of its own kernels)."""
+    ad = adapters.get(member.library)
+    if member.call == "compiled" and getattr(ad, "compiled_kernels", None):
+        return ad.compiled_kernels
+    return getattr(ad, "kernels", None) or member.library
+
+
+def voting_members(group: Any, ok: Sequence[int], order: Sequence[int],
+                   implementation: Callable[[Any], str] | None = None) -> list[int]:
+    """The members of ``ok`` that vote on a reference: one per implementation (the first in
+    ``order``) where they span several, else every one (an intra-library group's members are
+    the only independent calls there are). ``implementation(member)`` names what a member
+    computes with (:func:`implementation`); default: its library."""
+    impl = implementation or (lambda m: m.library)
+    if len({impl(group.members[m]) for m in ok}) < 2:
         return list(ok)
     seen: set[str] = set()
     out = []
     for m in order:
-        lib = group.members[m].library
-        if m in ok and lib not in seen:
-            seen.add(lib)
+        key = impl(group.members[m])
+        if m in ok and key not in seen:
+            seen.add(key)
             out.append(m)
     return out
 
@@ -341,16 +352,21 @@ class ReferenceChooser:
         """:func:`pivot_order` with this chooser's adapters and call order."""
         return pivot_order(group, members, self.adapters, self.call_order)
 
+    def implementation(self, member: Any) -> str:
+        """:func:`implementation` with this chooser's adapters."""
+        return implementation(member, self.adapters)
+
     def choose(self, group: Any, values: Mapping[int, Any], ok: Sequence[int],
                outputs: Mapping[int, Any], first: int | None = None
                ) -> tuple[int, Any, str, dict[int, Any] | None]:
         """(member, its output, label, the values it ran on when not ``values``); ``first``:
-        a member to try first for the float64 run. Where the members span several libraries,
-        each library votes once (its first member in pivot order): a library's aliases
-        (``tf.math.special.bessel_k0e`` and its ``raw_ops`` twin) share one implementation and
-        must not outvote the others."""
+        a member to try first for the float64 run. Where the members span several
+        implementations, each votes once (its first member in pivot order): a library's
+        aliases (``tf.math.special.bessel_k0e`` and its ``raw_ops`` twin), or libraries on one
+        backend (JAX, Keras on JAX and TensorFlow's XLA, which all flush subnormals; numpy,
+        dask and array-api-strict), must not outvote the others."""
         pivots = self.pivot_order(group, ok)
-        voters = voting_members(group, ok, pivots)
+        voters = voting_members(group, ok, pivots, self.implementation)
         up = upcast(values, float_computed_slots(group, values, outputs))
         if up is not None:
             order = list(pivots)
@@ -364,8 +380,8 @@ class ReferenceChooser:
                 if res.ok and all(not isinstance(v, np.ndarray) or v.dtype.kind not in "fc"
                                   or v.dtype.itemsize >= 8 and v.dtype != np.complex64
                                   for v in leaves(res.value)):
-                    lib = group.members[mi].library
-                    others = [outputs[o] for o in voters if group.members[o].library != lib]
+                    own = self.implementation(group.members[mi])
+                    others = [outputs[o] for o in voters if self.implementation(group.members[o]) != own]
                     if nan_against_majority(res.value, others):
                         continue  # NaN where most others agree on numbers: the next one, or the majority
                     return mi, res.value, f"{group.members[mi].qualname} on float64 inputs", up
