@@ -110,3 +110,42 @@ def test_a_value_refusal_stays_a_status_divergence():
     kinds = ErrorKinds.load()
     assert kinds.classify("InvalidArgumentError", "Input `a` must have at least 2 dimensions")[0] == "other"
     assert kinds.classify("RuntimeError", "shape mismatch: [1] vs [1, 1]")[0] == "other"
+
+
+@pytest.mark.parametrize("etype,message", [
+    ("ValueError", "mean <= 0"),
+    ("RuntimeError", "all elements of input should be between 0 and 1"),
+    ("tensorflow.python.framework.errors_impl.InvalidArgumentError",
+     "cannot compute Mul as input #1(zero-based) was expected to be a float tensor but is a half tensor [Op:Mul]"),
+    ("InvalidArgumentError", "{{function_node __wrapped__Range}} Requires start <= limit when delta > 0: 0/-1"),
+    ("ValueError", "reduction axes (-2,) contains out-of-bounds indices for float32[1,1]."),
+    ("RuntimeError", "cannot do hardtanh on an unsigned type with negative limits"),
+])
+def test_a_refusal_that_states_its_precondition_is_one(etype, message):
+    kinds = ErrorKinds.load()
+    assert kinds.precondition(etype, message) is not None
+    assert kinds.classify(etype, message)[0] == "other"  # still judged by the status oracle
+
+
+@pytest.mark.parametrize("etype,message", [
+    ("ZeroDivisionError", "float division by zero"),
+    ("OverflowError", "(34, 'Numerical result out of range')"),
+    ("AttributeError", "EagerTensor object has no attribute 'astype'. If you are looking for numpy"),
+    ("ValueError", "The function value at x=0.0 is NaN; solver cannot continue."),
+    ("ValueError", "arange: cannot compute length"),
+    ("SpecialFunctionError", "scipy.special/pbdv: (memory allocation failed) memory allocation error"),
+    # an internal assertion stays internal whatever it says it expected
+    ("RuntimeError", "INTERNAL ASSERT FAILED at aten/src/x.cpp:12: expected dim >= 0"),
+])
+def test_an_error_from_inside_the_computation_states_no_precondition(etype, message):
+    assert ErrorKinds.load().precondition(etype, message) is None
+
+
+def test_a_rule_may_name_several_types_and_nothing_else(tmp_path):
+    p = tmp_path / "k.toml"
+    p.write_text('[[precondition]]\ntype = ["ValueError", "TypeError"]\nmessage = "must"\nwhy = "x"\n')
+    kinds = ErrorKinds.load(p)
+    assert kinds.precondition("TypeError", "x must be 1-D") and not kinds.precondition("KeyError", "x must")
+    p.write_text('[[precondition]]\ntype = [1]\nmessage = "must"\nwhy = "x"\n')
+    with pytest.raises(ConfigError, match="a list of names"):
+        ErrorKinds.load(p)

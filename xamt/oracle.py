@@ -63,13 +63,15 @@ class ErrorRule:
     """One rule of ``error_kinds.toml``: exception type name and/or message pattern."""
 
     kind: str
-    type: str | None
+    #: the exception's unqualified class name, or several (any of them)
+    type: str | frozenset[str] | None
     message: re.Pattern[str] | None
     why: str
 
     def matches(self, error_type: str | None, message: str | None) -> bool:
         """True when every condition the rule sets holds for this exception."""
-        if self.type is not None and (error_type or "").rsplit(".", 1)[-1] != self.type:
+        name = (error_type or "").rsplit(".", 1)[-1]
+        if self.type is not None and name not in ({self.type} if isinstance(self.type, str) else self.type):
             return False
         if self.message is not None and not self.message.search(message or ""):
             return False
@@ -77,9 +79,12 @@ class ErrorRule:
 
 
 class ErrorKinds:
-    """The internal/benign error rules, loaded from a TOML data file."""
+    """The internal/benign error rules, loaded from a TOML data file, and the rules that tell
+    a refusal stating the precondition its input breaks (``precondition``)."""
 
-    SECTIONS = ("ordinary", "internal", "benign")
+    SECTIONS = ("ordinary", "internal", "benign", "precondition")
+    #: the sections :meth:`classify` reads, in order
+    KINDS = ("ordinary", "internal", "benign")
 
     def __init__(self, rules: Sequence[ErrorRule]):
         self.rules = tuple(rules)
@@ -99,27 +104,42 @@ class ErrorKinds:
         for kind in cls.SECTIONS:
             for i, entry in enumerate(data.get(kind, [])):
                 extra = set(entry) - {"type", "message", "why"}
-                if extra or not ({"type", "message"} & set(entry)) or "why" not in entry:
+                kind_of = entry.get("type")
+                bad_type = kind_of is not None and not (isinstance(kind_of, str) or (
+                    isinstance(kind_of, list) and kind_of and all(isinstance(t, str) for t in kind_of)))
+                if extra or bad_type or not ({"type", "message"} & set(entry)) or "why" not in entry:
                     raise DataFileError(
-                        f"{where}: [[{kind}]] #{i + 1} needs 'why' and 'type' and/or 'message'"
+                        f"{where}: [[{kind}]] #{i + 1} needs 'why' and 'type' (a name or a list of names) "
+                        "and/or 'message'"
                         + (f"; unknown keys {sorted(extra)}" if extra else "")
                     )
                 try:
                     pattern = re.compile(entry["message"]) if "message" in entry else None
                 except re.error as exc:
                     raise DataFileError(f"{where}: [[{kind}]] #{i + 1} bad regex: {exc}") from exc
-                rules.append(ErrorRule(kind, entry.get("type"), pattern, entry["why"]))
+                types = frozenset(kind_of) if isinstance(kind_of, list) else kind_of
+                rules.append(ErrorRule(kind, types, pattern, entry["why"]))
         return cls(rules)
 
     def classify(self, error_type: str | None, message: str | None) -> tuple[str, str]:
         """``("internal" | "benign" | "other", why)`` for one exception. An ``ordinary`` rule
         wins over the others (an error that only reads like an internal one), and internal rules
         over benign ones."""
-        for kind in self.SECTIONS:
+        for kind in self.KINDS:
             for rule in self.rules:
                 if rule.kind == kind and rule.matches(error_type, message):
                     return ("other" if kind == "ordinary" else kind), rule.why
         return "other", ""
+
+    def precondition(self, error_type: str | None, message: str | None) -> str | None:
+        """Why the exception is a refusal that states the precondition its input breaks
+        ("a <= 0", "should be between 0 and 1", "expected to be a float tensor"), or None: an
+        error that is internal, or that arose inside the computation (a ZeroDivisionError, a
+        solver that cannot continue), is no such refusal."""
+        if self.classify(error_type, message)[0] == "internal":
+            return None
+        first = next((line for line in (message or "").splitlines() if line.strip()), "")
+        return next((r.why for r in self.rules if r.kind == "precondition" and r.matches(error_type, first)), None)
 
 
 _NUMBER = re.compile(r"0x[0-9a-fA-F]+|[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")

@@ -21,6 +21,13 @@ def negative_abort_on_inf(a):
     return np.negative(a)
 
 
+def sqrt_checking_its_domain(a):
+    """numpy.sqrt, but refuses negative inputs with a message that states its precondition."""
+    if (a < 0).any():
+        raise ValueError("every element of a must be >= 0")
+    return np.sqrt(a)
+
+
 def exp_rejecting_negatives(a):
     """numpy.exp, but refuses negative inputs."""
     if (a < 0).any():

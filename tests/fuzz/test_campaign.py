@@ -50,6 +50,7 @@ GROUPS = [
     group("t:exp", ["numpy:exp", "tests.fuzz.fakelib:exp_rejecting_negatives"], relation="inferred",
           evidence={"matching": {"score": 0.81, "signature": 0.9, "doc": 0.7, "ranks": [1, 2]}}),
     group("t:add_twins", ["numpy:add", "numpy:add"], params=("a", "b")),
+    group("t:sqrt", ["numpy:sqrt", "tests.fuzz.fakelib:sqrt_checking_its_domain"]),
 ]
 
 
@@ -116,6 +117,10 @@ def test_campaign_finds_the_planted_divergences(campaign):
     assert ("t:max", FindingClass.NAN) in found
     assert ("t:negative", FindingClass.CRASH) in found
     assert ("t:exp", FindingClass.STATUS) in found
+    # a refusal whose message states its precondition is filed as a policy, not as a bug
+    assert ("t:sqrt", FindingClass.POLICY) in found and ("t:sqrt", FindingClass.STATUS) not in found
+    sqrt = next(f for f in findings if f.group_key == "t:sqrt")
+    assert sqrt.summary["policy"]["name"] == "refuses outside its stated precondition" and not sqrt.is_bug
     assert not any(g == "t:add_twins" for g, _ in found), "identical twins must never diverge"
     # the API that aborts killed a worker: its group then ran on the isolation pool
     assert c.settings["isolated"] == {"apis": ["numpy:tests.fuzz.fakelib.negative_abort_on_inf"], "groups": 1}

@@ -120,3 +120,16 @@ def test_the_edge_policy_matches_results_at_the_top_of_the_range_only():
                      group=generic, edge=True) is None
     assert pol.match(FindingClass.VALUE, library="numpy", computation="float32", trigger="large",
                      group=generic, edge=False) is None
+
+
+def test_a_refusal_stating_its_precondition_is_a_policy_and_others_stay_bugs():
+    p = load_policies()
+    generic = NS(category="generic", canonical="wald")
+    pol = p.match(FindingClass.STATUS, library="numpy", computation="float32", trigger="ordinary",
+                  group=generic, precondition=True)
+    assert pol is not None and pol.name == "refuses outside its stated precondition"
+    assert p.match(FindingClass.STATUS, library="numpy", computation="float32", trigger="ordinary",
+                   group=generic) is None
+    # only status findings: a value divergence is never excused by an error message
+    assert p.match(FindingClass.VALUE, library="numpy", computation="float32", trigger="ordinary",
+                   group=generic, precondition=True) is None

@@ -427,7 +427,10 @@ class Triage:
             twin = cpu_twin(group.members, outlier)
             summary = {**summary, "device": out_m.device,
                        "cpu_api": group.members[twin].qualname if twin is not None else None}
-        # a documented policy (flush-to-zero, half-precision rounding...) is filed as such
+        # a documented policy (flush-to-zero, half-precision rounding...) is filed as such; a
+        # refusal whose message states the precondition the input breaks is the library's check
+        refused_on_purpose = cls_name == FindingClass.STATUS and self.kinds.precondition(
+            summary.get("error_type"), summary.get("error_message")) is not None
         out_res = results[list(members).index(outlier)] if outlier in members else None
         out_dtypes = [a.dtype for a in leaves(out_res.value) if isinstance(a, np.ndarray)] \
             if out_res is not None and out_res.ok else []
@@ -436,7 +439,7 @@ class Triage:
                                      trigger=trigger(values), group=group,
                                      narrowed=narrowed([*input_dtypes(values), *requested_dtypes(values)],
                                                        out_dtypes, numeric_arrays(values)),
-                                     edge=edge)
+                                     edge=edge, precondition=refused_on_purpose)
         if policy is not None:
             summary = {**summary, "policy": {"name": policy.name, "reason": policy.reason,
                                              "class": cls_name.value}}
