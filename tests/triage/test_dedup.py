@@ -111,3 +111,22 @@ def test_triage_per_cause_is_checked(tmp_path):
     bad.write_text("[dedup]\ntriage_per_cause = 0\n")
     with pytest.raises(DataFileError, match="triage_per_cause"):
         load_triage_per_cause(bad)
+
+
+def test_a_crash_family_folds_siblings_that_share_a_stem():
+    from xamt.triage.dedup import crash_family
+
+    scipy = NS(qualified_parents=("scipy.stats",), namespaces=("scipy.special", "scipy.stats"))
+
+    def m(lib, qualname, canonical, call="function"):
+        return NS(library=lib, qualname=qualname, canonical=canonical, call=call)
+
+    # the Mathieu functions crash in one Fortran routine: one root cause, five occurrences
+    names = ("mathieu_cem", "mathieu_modcem1", "mathieu_modsem2")
+    assert {crash_family(m("scipy", f"scipy.special.{n}", n), scipy) for n in names} == {"scipy:mathieu_*"}
+    assert crash_family(m("scipy", "scipy.special.obl_ang1_cv", "obl_ang1_cv"), scipy) == "scipy:obl_*"
+    # a name without a stem keeps its own family, a distribution stays one, compiled stays apart
+    assert crash_family(m("torch", "torch.Tensor.lcm_", "lcm_", "method")) == "torch:lcm"
+    assert crash_family(m("scipy", "scipy.stats.poisson.entropy", "poisson_entropy"), scipy) == \
+        "scipy:scipy.stats.poisson"
+    assert crash_family(m("jax", "jax.numpy.lcm", "lcm", "compiled")) == "jax:lcm [compiled]"

@@ -20,7 +20,7 @@ from xamt.exec.group import MemberResult
 from xamt.oracle import SignalKind
 
 __all__ = ["Candidate", "OUT_OF_DOMAIN", "input_signature", "dominant_dtype", "finding_signature", "trigger",
-           "TRIGGERS", "RULE_CLASSES", "load_triage_per_cause", "api_family", "validation_family",
+           "TRIGGERS", "RULE_CLASSES", "load_triage_per_cause", "api_family", "validation_family", "crash_family",
            "numeric_arrays"]
 
 #: classes keyed by the refusal rule their candidate carries, not by the input's values
@@ -214,6 +214,20 @@ def api_family(member: Any, adapter: Any = None) -> str:
     with the library, and apart when the call is compiled (an XLA bug is not the kernel's)."""
     base = _holder(member, adapter) or getattr(member, "canonical", None) or getattr(member, "qualname", "")
     return _family(member, base)
+
+
+def crash_family(member: Any, adapter: Any = None) -> str:
+    """The family of a *crash* finding (a segfault, an abort, a hang): :func:`api_family`, but a
+    plain function's name only up to its first underscore, so siblings fold into one root cause
+    (``scipy.special.mathieu_cem``, ``mathieu_modcem1`` and ``mathieu_modsem2`` crash in one
+    Fortran routine; the stop-29 audit read five findings of it). The APIs stay its occurrences."""
+    holder = _holder(member, adapter)
+    if holder:
+        return _family(member, holder)
+    base = getattr(member, "canonical", None) or getattr(member, "qualname", "").rpartition(".")[2]
+    name = base.strip("_") or base
+    stem = name.split("_")[0]
+    return _family(member, f"{stem}_*" if stem != name else name)
 
 
 def validation_family(member: Any, adapter: Any = None) -> str:

@@ -38,7 +38,7 @@ from xamt.log import get_logger
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
 from xamt.triage.classify import LOOSE_TOLERANCE, classify_value, flush_subnormals, ties_only
 from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_signature, input_signature,
-                               numeric_arrays, trigger, validation_family)
+                               numeric_arrays, trigger, validation_family, crash_family)
 from xamt.triage.policy import Policies, at_edge, computation_dtype, load_policies, narrowed, requested_dtypes
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
@@ -451,8 +451,10 @@ class Triage:
                      finding_signature(cls_name, values, rule, status=crash_status))
         # an inferred relation's similarity score (xamt.matching.inferred): how sure the match was
         score = (getattr(group, "evidence", None) or {}).get("matching", {}).get("score")
-        # a validation finding is its namespace's (whether it checks arguments), others the API's
-        family = validation_family if cls_name == FindingClass.VALIDATION else api_family
+        # a validation finding is its namespace's (whether it checks arguments), a crash its
+        # siblings' (one native routine), others the API's
+        family = (validation_family if cls_name == FindingClass.VALIDATION else
+                  crash_family if cls_name == FindingClass.CRASH else api_family)
         finding = Finding(
             campaign_id=campaign_id, group_key=group.key, relation=group.relation,
             finding_class=cls_name, outlier_library=out_m.library,
