@@ -133,3 +133,19 @@ def test_a_refusal_stating_its_precondition_is_a_policy_and_others_stay_bugs():
     # only status findings: a value divergence is never excused by an error message
     assert p.match(FindingClass.VALUE, library="numpy", computation="float32", trigger="ordinary",
                    group=generic, precondition=True) is None
+
+
+def test_an_inferred_relation_parting_on_a_special_value_is_a_policy():
+    p = load_policies()
+    inferred = NS(category="generic", canonical="divide_no_nan", relation="inferred")
+    cross = NS(category="generic", canonical="divide", relation="cross_library")
+    pol = p.match(FindingClass.VALUE, library="tensorflow", computation="float32", trigger="zero",
+                  group=inferred)
+    assert pol is not None and pol.name == "inferred relation parts on a special value"
+    # ordinary inputs, another relation, or a crash: still bugs
+    assert p.match(FindingClass.VALUE, library="tensorflow", computation="float32", trigger="ordinary",
+                   group=inferred) is None
+    assert p.match(FindingClass.VALUE, library="tensorflow", computation="float32", trigger="zero",
+                   group=cross) is None
+    assert p.match(FindingClass.CRASH, library="tensorflow", computation="float32", trigger="nan",
+                   group=inferred) is None

@@ -25,7 +25,7 @@ __all__ = ["Policy", "Policies", "load_policies", "computation_dtype", "narrowed
 #: float dtypes from the lowest precision up: the computation ran in the first one present
 _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "complex64",
                     "float64", "complex128", "longdouble", "clongdouble")
-_KEYS = {"name", "classes", "libraries", "computation", "triggers", "categories", "canonical",
+_KEYS = {"name", "classes", "libraries", "computation", "triggers", "categories", "canonical", "relations",
          "reason", "narrowed", "edge", "precondition"}
 #: "at the edge of the float range": within this factor of the dtype's largest finite value,
 #: where a sum of a few hundred elements, or one step of a recurrence, overflows
@@ -56,6 +56,8 @@ class Policy:
     triggers: frozenset[str] | None = None
     categories: frozenset[str] | None = None
     canonical: frozenset[str] | None = None
+    #: the group's relation must be one of these (``inferred``, ``cross_library`` ...)
+    relations: frozenset[str] | None = None
     #: True: only where the outlier returned a narrower dtype than the widest input of its kind
     narrowed: bool | None = None
     #: True: only where an input float is at the edge of its dtype's range (:func:`at_edge`)
@@ -66,11 +68,12 @@ class Policy:
 
     def matches(self, finding_class: FindingClass, library: str | None, computation: str | None,
                 trigger: str, category: str | None, canonical: str | None,
-                narrowed: bool = False, edge: bool = False, precondition: bool = False) -> bool:
+                narrowed: bool = False, edge: bool = False, precondition: bool = False,
+                relation: str | None = None) -> bool:
         """Whether a finding with this evidence falls under the policy."""
         checks = ((self.libraries, library), (self.computation, computation),
                   (self.triggers, trigger), (self.categories, category),
-                  (self.canonical, canonical))
+                  (self.canonical, canonical), (self.relations, relation))
         return (finding_class.value in self.classes
                 and (self.narrowed is None or self.narrowed == narrowed)
                 and (self.edge is None or self.edge == edge)
@@ -90,9 +93,10 @@ class Policies:
         """The first policy the evidence matches, or None."""
         category = getattr(group, "category", None)
         canonical = getattr(group, "canonical", None)
+        relation = getattr(group, "relation", None)
         return next((p for p in self.items if p.matches(
             finding_class, library, computation, trigger, category, canonical, narrowed, edge,
-            precondition)), None)
+            precondition, relation)), None)
 
 
 def narrowed(inputs: Iterable[np.dtype], outputs: Iterable[np.dtype], values: Iterable[Any] = ()) -> bool:
@@ -164,7 +168,7 @@ def load_policies(path: str | Path | None = None) -> Policies:
             if not isinstance(raw.get(key), str) or not raw[key].strip():
                 raise DataFileError(f"{at}: {key!r} must be a non-empty string")
         lists = {}
-        for key in ("classes", "libraries", "computation", "triggers", "categories", "canonical"):
+        for key in ("classes", "libraries", "computation", "triggers", "categories", "canonical", "relations"):
             value = raw.get(key)
             if value is None:
                 continue
