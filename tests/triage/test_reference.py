@@ -514,3 +514,19 @@ def test_libraries_on_one_backend_vote_once_for_the_reference():
     assert group.members[mi].library in ("numpy", "torch") and "majority" in label, label
     eager_tf = NS(library="tensorflow", qualname="tf.f", call="function", device=None, implements=[])
     assert chooser.implementation(eager_tf) == "tensorflow"
+
+
+def test_an_infinite_reference_against_a_majority_is_passed_over():
+    """scipy's gammaln(-inf) is -inf where jax, torch and C99's lgamma give +inf: the float64
+    evaluation by scipy is no reference there. A finite one always stays."""
+    import numpy as np
+
+    from xamt.triage.reference import nan_against_majority
+
+    ref = np.array([-np.inf, 1.0])
+    others = [np.array([np.inf, 1.0], np.float32), np.array([np.inf, 1.0], np.float32)]
+    assert nan_against_majority(ref, others)
+    assert not nan_against_majority(ref, [np.array([-np.inf, 1.0]), np.array([np.inf, 1.0])])
+    assert not nan_against_majority(np.array([1e39, 1.0]), [np.array([np.inf, 1.0], np.float32)] * 3)
+    # NaN from others where the reference is infinite is their bug, not a majority
+    assert not nan_against_majority(np.array([np.inf]), [np.array([np.nan], np.float32)] * 3)

@@ -220,27 +220,36 @@ def within_noise(out: np.ndarray, ref: np.ndarray, noise: np.ndarray, tol: Any, 
 
 
 def nan_against_majority(ref: Any, others: Sequence[Any]) -> bool:
-    """Whether ``ref``, a candidate reference's output, is NaN at an element where a strict
-    majority of ``others`` (the other libraries' outputs, one each), and at least two of them,
-    return a number. Such a reference is not one: scipy's ``airy`` returns NaN for x >= 1e10, where the
-    independent implementations agree on a value, and every one of them was blamed."""
+    """Whether ``ref``, a candidate reference's output, is NaN or infinite at an element where
+    a strict majority of ``others`` (the other implementations' outputs, one each), and at
+    least two of them, return a number, or against an infinity another number or infinity
+    (not NaN: NaN from an infinite input is the commonest bug of all). Such a reference is
+    not one: scipy's ``airy`` returns NaN for x >= 1e10 where the independent implementations
+    agree on a value, and scipy's ``gammaln(-inf)`` is -inf where the others (and C99's lgamma)
+    give +inf; every one of them was blamed. A finite reference is never passed over (float32
+    results that all overflow or round alike are no majority against a float64 evaluation)."""
     ref_leaves = leaves(ref)
     other_leaves = [lv for lv in (leaves(o) for o in others) if len(lv) == len(ref_leaves)]
     for j, r in enumerate(ref_leaves):
         if not isinstance(r, np.ndarray) or r.dtype.kind not in "fc":
             continue
-        nan = np.isnan(r)
-        if not nan.any():
-            continue
-        numbers = np.zeros(r.shape, dtype=np.int64)
-        n = 0
-        for lv in other_leaves:
-            o = lv[j]
-            if not isinstance(o, np.ndarray) or o.shape != r.shape or o.dtype.kind not in "biufc":
+        with np.errstate(all="ignore"):
+            odd = ~np.isfinite(r)
+            if not odd.any():
                 continue
-            n += 1
-            numbers += ~np.isnan(o) if o.dtype.kind in "fc" else 1
-        if np.any(nan & (numbers >= 2) & (2 * numbers > n)):
+            rv = r.astype(np.complex128 if r.dtype.kind == "c" else np.float64)
+            differ = np.zeros(r.shape, dtype=np.int64)
+            n = 0
+            for lv in other_leaves:
+                o = lv[j]
+                if not isinstance(o, np.ndarray) or o.shape != r.shape or o.dtype.kind not in "biufc":
+                    continue
+                n += 1
+                ov = o.astype(rv.dtype) if o.dtype.kind in "fc" else o.astype(np.float64)
+                # against an infinity, only a number or another infinity counts: NaN where
+                # the true result is infinite is the commonest bug there is, not a majority
+                differ += ~((ov == rv) | np.isnan(ov))
+        if np.any(odd & (differ >= 2) & (2 * differ > n)):
             return True
     return False
 
