@@ -143,3 +143,13 @@ def test_an_items_limit_caps_every_members_allowance_and_its_timeout_raises_it(p
     assert ex._limit(ExecItem(None, None), eager) == 10 and ex._limit(ExecItem(None, None), compiled) == 60
     assert ex._limit(ExecItem(None, None, limit=3.0), compiled) == 3.0
     assert ex._limit(ExecItem(None, None, timeout=30.0, repeat=2), eager) == 60.0
+
+
+def test_a_sticky_items_tasks_carry_its_groups_affinity_and_others_none(pool, adapters):
+    from types import SimpleNamespace
+
+    ex = GroupExecutor(pool, adapters, timeout=10)
+    g = SimpleNamespace(key="x:sum/reduction")
+    assert ex._task([], {}, {}, 1.0, g, None).affinity == "x:sum/reduction"
+    assert ex._task([], {}, {}, 1.0, g, None, sticky=False).affinity is None
+    assert ExecItem(g, None).sticky

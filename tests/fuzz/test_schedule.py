@@ -298,3 +298,30 @@ def test_a_groups_inputs_do_not_depend_on_the_order_results_came_back_in():
     assert first == second
     # and the draws differ from one iteration to the next (structural changes happen too)
     assert len({i.value for i in first}) > 20 and len({i.shape for i in first}) > 1
+
+
+def test_a_group_whose_calls_compile_nothing_runs_on_any_worker():
+    """Until it has run, and while its calls compile, a group stays on its worker; once a run
+    compiled nothing its iterations go to any free worker, and where they ran moves nothing
+    (neither a move counted nor its signatures forgotten)."""
+    sched, search, _ = make([group("numpyish", cross=False), group("jaxish", cross=False)])
+    first = {p.key: p for p in sched.propose(2, 0.0)}
+    assert all(p.sticky for p in first.values())
+    sched.done(first["numpyish"], 0.01, ran=True, workers=(7,), compile_s=0.0)
+    sched.done(first["jaxish"], 0.01, ran=True, workers=(7,), compile_s=0.3)
+    assert not sched.sticky("numpyish") and sched.sticky("jaxish")
+    warm = set(sched.warm["numpyish"])
+    assert warm  # a signature it ran stays known wherever it runs next
+    moves = sched.moves
+    for worker in (8, 9, 8):
+        props = [p for p in sched.propose(8, 1.0) if p.key == "numpyish"]
+        assert props and not any(p.sticky for p in props)
+        for p in props:
+            sched.done(dataclasses.replace(p, input=Inp(3)), 0.01, ran=True, workers=(worker,), compile_s=0.0)
+        for p in sched.propose(8, 1.0):  # let the others finish too
+            sched.done(p, 0.01, ran=True, workers=(7,), compile_s=0.3 if p.key == "jaxish" else 0.0)
+    assert sched.moves == moves and warm <= sched.warm["numpyish"]
+    # a later run that compiles makes it sticky again
+    (p,) = [p for p in sched.propose(8, 1.0) if p.key == "numpyish"][:1]
+    sched.done(p, 0.01, ran=True, workers=(8,), compile_s=0.5)
+    assert sched.sticky("numpyish")

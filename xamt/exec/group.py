@@ -132,6 +132,10 @@ class ExecItem:
     #: a pool apart for such items runs it there, so the compiled programs of the other
     #: workers live on
     isolate: bool = False
+    #: its tasks go to the worker that ran the group's last ones (sandbox affinity), where
+    #: its compiled programs are; False: to any free worker (a group whose calls compile
+    #: nothing loses nothing elsewhere, and a worker that would idle takes it)
+    sticky: bool = True
 
 
 @dataclass
@@ -234,7 +238,7 @@ class GroupExecutor:
         return None if adapter is None else runtime_of(adapter)
 
     def _task(self, specs: list, values: dict[int, Any], options: dict[str, Any], limit: float,
-              group: Any = None, runtime: str | None = None) -> Any:
+              group: Any = None, runtime: str | None = None, sticky: bool = True) -> Any:
         from sandbox import Task
 
         # one group's tasks go to one worker: its JIT caches (JAX, XLA, tf.function) then serve
@@ -242,7 +246,7 @@ class GroupExecutor:
         # A task of several members that dies is isolated member by member (each of those is
         # confirmed): a confirmation of the whole would only repeat the death.
         return Task(RUN_MEMBERS, args=(specs, values, options), timeout=min(self.max_task_timeout, limit),
-                    affinity=_affinity(group), runtime=runtime,
+                    affinity=_affinity(group) if sticky else None, runtime=runtime,
                     confirm=None if len(specs) == 1 and self.confirm_deaths else False)
 
     def _limit(self, item: ExecItem, member: Any) -> float:
@@ -316,7 +320,7 @@ class GroupExecutor:
                 # milliseconds, and a task that runs out is re-run member by member, each with
                 # its full allowance (a hang then costs one allowance, not the sum of all)
                 tasks.append(self._task(specs, values, options, max(limits) + min(1.0, len(limits) - 1.0),
-                                        item.group, runtime))
+                                        item.group, runtime, item.sticky))
                 owners.append((len(prepared) - 1, part, specs, options, keys, limits, runtime))
         outcomes = (yield tasks) if tasks else []
         self.stats["group_tasks"] += len(tasks)
@@ -350,7 +354,7 @@ class GroupExecutor:
                             self.memo[keys[k]] = results[k]
                         continue
                     solo_tasks.append(self._task([spec], values, options, limit, item.group,  # type: ignore[arg-type]
-                                                 runtime))
+                                                 runtime, item.sticky))
                     solo_owners.append((p, k, keys.get(k)))
                 continue
             for k, res in zip(run_idx, decoded):

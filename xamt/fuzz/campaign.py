@@ -551,7 +551,8 @@ class _Fuzzer:
                     and r.status not in ("skipped", "cancelled", "unserializable")]
         self.schedule.done(prop, seconds, ran, rate=self._rate_now(), deaths=deaths,
                            slowest_call=max(returned) if returned else None,
-                           workers=run.workers, killed=run.killed)
+                           workers=run.workers, killed=run.killed,
+                           compile_s=sum(r.compile_s or 0.0 for r in run.results))
         self.search.report(key, prop.input, d, cost=seconds, novel=novel)
         if all(r.status == "skipped" for r in run.results):
             self.search.retire(key)
@@ -728,7 +729,7 @@ class _Fuzzer:
         left_out = self.quarantined.get(prop.key)
         members = [i for i in range(len(group.members)) if i not in left_out] if left_out else None
         return ExecItem(group, prop.input, members=members, tag=prop.key, timeout=allowance, limit=limit,
-                        isolate=prop.isolated)
+                        isolate=prop.isolated, sticky=prop.sticky)
 
     def _grace(self) -> float:
         return min(30.0, 0.05 * self.cfg.budget_s)

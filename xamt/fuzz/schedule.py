@@ -33,6 +33,12 @@ campaign's time with that ranking under these rules, all the same for every grou
   while at least two others remain (the campaign does it; its deaths are triaged already), and
   what the group was charged is cleared (:meth:`Schedule.forgive`): the rest of the group is
   fuzzed at the rate of its own calls.
+- **Groups that compile stay on their worker.** A group's iterations run on the worker that
+  ran its last ones (sandbox affinity), where its compiled programs are, while its calls
+  compile anything (a compiled member; JAX's eager operations); one whose last run at a new
+  signature compiled nothing (numpy, scipy, torch eager) runs on whichever worker is free
+  (:meth:`Schedule.sticky`). A worker that would idle then takes those, not another worker's
+  compiling groups, each of which would compile again there.
 - **Hangs end early.** A call in the fast lane may take a multiple of what its group's calls
   took (:meth:`Schedule.call_limit`); triage tells a hang from a slow call afterwards.
 
@@ -160,6 +166,8 @@ class Proposal:
     expected: float
     #: its group holds an API that killed a worker: it runs apart (``ExecItem.isolate``)
     isolated: bool = False
+    #: it runs on its group's worker (``ExecItem.sticky``): the group's calls compile
+    sticky: bool = True
 
 
 def is_compiled(group: Any) -> bool:
@@ -228,6 +236,9 @@ class Schedule:
         self.isolated_inflight = 0
         #: iterations that ran on another worker than their group's last one (cold there)
         self.moves = 0
+        #: per group, whether its calls compiled the last time it ran at a signature new to
+        #: its worker (absent: not seen yet, assumed so); see :meth:`sticky`
+        self._compiles: dict[Hashable, bool] = {}
         # every group walks the value cycle from an offset of its own
         self._phase = {k: int(self.rng.integers(len(settings.cycle))) for k in groups}
         for k, g in groups.items():
@@ -397,6 +408,15 @@ class Schedule:
         return min(float(timeout), max(s.hang_floor_s, s.hang_factor * self._slowest_call[prop.key],
                                         s.first_call_factor * self._slowest_first[prop.key]))
 
+    def sticky(self, key: Hashable) -> bool:
+        """Whether ``key``'s iterations should run on the worker that holds its compiled
+        programs: until it has run, and while its calls compile (a compiled member, JAX's eager
+        operations). A group whose calls compiled nothing (numpy, scipy, torch eager) loses
+        nothing on another worker: its iterations go to whichever is free, and a worker that
+        would idle while its peer holds the queue takes them instead of another group's
+        compiled programs (moving those costs a compilation each)."""
+        return self._compiles.get(key, True)
+
     def first_call_s(self, key: Hashable) -> float:
         """Seconds the registry build timed for ``key``'s first call (all members)."""
         return self._first_cost[key]
@@ -446,7 +466,7 @@ class Schedule:
             if self._cold_floor and key not in self._cold_floor and self.rng.random() >= _SLOW_OTHERS:
                 return None  # the slow lane goes to the floor's groups first, mostly
             lane = SLOW
-        return Proposal(key, child, lane, op, st.cost, isolated)
+        return Proposal(key, child, lane, op, st.cost, isolated, self.sticky(key))
 
     def _draws_for(self, key: Hashable, index: int) -> np.random.Generator:
         """The generator of ``key``'s ``index``-th iteration (see the module docstring)."""
@@ -462,7 +482,8 @@ class Schedule:
     # -- feedback ----------------------------------------------------------------------------
     def done(self, prop: Proposal, seconds: float, ran: bool, rate: float | None = None,
              deaths: int = 0, slowest_call: float | None = None,
-             workers: Sequence[int] = (), killed: Sequence[int] = ()) -> None:
+             workers: Sequence[int] = (), killed: Sequence[int] = (),
+             compile_s: float | None = None) -> None:
         """``prop`` finished after ``seconds`` of worker time (call it before the search hears of
         the iteration). ``ran``: some member returned or raised, so its signature is compiled
         now; ``rate``: the campaign's current iterations per second (paces the floor);
@@ -471,8 +492,15 @@ class Schedule:
         raised (it sets the group's :meth:`call_limit`); ``workers``: the process ids of the
         workers that ran it, the last one now holding the group's compiled programs, and
         ``killed`` those it killed, whose compiled programs are gone (every group they held
-        is cold again)."""
+        is cold again); ``compile_s``: seconds its calls spent compiling, as the libraries count
+        them (None: not counted), which says whether the group is :meth:`sticky`."""
         cls = self.classes[prop.key]
+        if compile_s is not None and ran:
+            if compile_s > 0:
+                self._compiles[prop.key] = True
+            elif prop.key not in self._compiles or (prop.sticky and prop.lane == SLOW):
+                # its first run, or a new signature on its own worker, compiled nothing
+                self._compiles[prop.key] = False
         if slowest_call is not None and prop.lane == FAST:
             key = prop.key
             if key in self._seen_fast:
@@ -517,6 +545,8 @@ class Schedule:
                 self._warm_keys = None
                 self._home.pop(k, None)
         home = workers[-1] if workers and workers[-1] not in killed else None
+        if not prop.sticky:
+            home = None  # it ran where there was room: no worker holds what it needs
         if home is not None and self._home.get(prop.key) != home:
             # another worker runs the group now: what the old one compiled is not there
             old = self._home.get(prop.key)
@@ -528,7 +558,7 @@ class Schedule:
             self._home[prop.key] = home
             self._held.setdefault(home, set()).add(prop.key)
         if ran:
-            if home is not None or not workers:
+            if home is not None or not workers or not prop.sticky:
                 if not self.warm[prop.key]:
                     self._warm_keys = None  # warm now: among those drawn while the slow lane is busy
                 self.warm[prop.key].add(prop.input.compile_signature())
