@@ -160,3 +160,45 @@ def test_mining_runs_in_the_venv():
     assert fft2["axes"] == "[-2, -1]" and fft2["norm"] == "'backward'"
     normal = {p.name: p.default for p in by_name["mlx.core.random.normal"].params}
     assert normal["shape"] == "[]" and normal["key"] == "None"
+
+
+def _plan(pivot, member, category, qualname=None, canonical=None):
+    """The plan of an MLX API (``member``, its parameters) against a torch pivot, from
+    hand-written signatures: matching data only, no library."""
+    from xamt.catalog import Param
+    from xamt.matching.argplan import plan_for, slots_from
+    from xamt.matching.data import load_matching_data
+    from xamt.matching.roles import inputs_of
+
+    def params(spec):
+        return [Param(n, "keyword_only" if n == "stream" else "positional_or_keyword", d, d is None, None)
+                for n, d in spec]
+
+    data = load_matching_data()
+    piv = inputs_of(params(pivot), data, category=category)
+    overrides = data.overrides_for(qualname, canonical) if qualname else ()
+    plan, _ = plan_for(piv, inputs_of(params(member), data, category=category), data, overrides)
+    slots = {s.name: s.index for s in slots_from(piv)}
+    return {a.param: a for a in plan.args}, slots, plan
+
+
+def test_mlx_binary_cross_entropy_is_planned_on_probabilities():
+    """mlx's binary_cross_entropy takes logits unless told ``with_logits=False``: planned
+    against torch's (probabilities), the override always passes it."""
+    args, slots, plan = _plan(
+        [("input", None), ("target", None), ("weight", "None"), ("reduction", "'mean'")],
+        [("inputs", None), ("targets", None), ("weights", "None"), ("with_logits", "True"),
+         ("reduction", "'mean'")], "loss", "mlx.nn.losses.binary_cross_entropy",
+        "binary_cross_entropy")
+    assert (args["inputs"].slot, args["targets"].slot) == (slots["input"], slots["target"])
+    assert args["with_logits"].slot is None and args["with_logits"].value is False and plan.complete
+
+
+def test_mlx_full_s_vals_and_stream_are_planned():
+    """mlx.core.full(shape, vals, dtype=None, *, stream=None) against numpy.full(shape,
+    fill_value, dtype=None): ``vals`` is the fill value; ``stream`` is control, fed by no slot."""
+    args, slots, plan = _plan([("shape", None), ("fill_value", None), ("dtype", "None")],
+                              [("shape", None), ("vals", None), ("dtype", "None"), ("stream", "None")],
+                              "creation")
+    assert args["vals"].slot == slots["fill_value"] and plan.complete
+    assert "stream" not in args or args["stream"].slot is None
