@@ -24,11 +24,11 @@ def conversions() -> dict[str, Any]:
     """What the adapter's conversions do where MLX's own would not: float64 kept (``mx.array``
     alone narrows it to float32), complex128 refused (not narrowed to complex64), a copy each
     way (neither the MLX array nor the numpy result shares the other's memory), a dtype object
-    named as numpy names it."""
+    named as numpy names it, a dtype MLX lacks refused with a TypeError."""
     import mlx.core as mx
     import numpy as np
 
-    from xamt.libraries.mlx import from_numpy, to_numpy
+    from xamt.libraries.mlx import dtype, from_numpy, to_numpy
 
     x = np.array([1 / 3, 1e300], np.float64)
     a = from_numpy(x)
@@ -37,10 +37,16 @@ def conversions() -> dict[str, Any]:
         refused = None
     except TypeError as exc:
         refused = str(exc)
+    try:
+        dtype("complex128")
+        no_dtype = None
+    except TypeError as exc:  # benign (a refused argument), not an AttributeError of the call
+        no_dtype = str(exc)
     x[0] = 7.0
     back = to_numpy(a)
     back[1] = 0.0
     return {"dtype": str(a.dtype), "exact": to_numpy(a).tolist() == [1 / 3, 1e300],
             "caller_copy": float(np.array(a)[0]) != 7.0, "result_copy": float(np.array(a)[1]) == 1e300,
-            "complex128": refused, "names": [to_numpy(mx.float32), to_numpy(mx.bool_),
+            "complex128": refused, "no_dtype": no_dtype, "float64": str(dtype("float64")),
+            "names": [to_numpy(mx.float32), to_numpy(mx.bool_),
                                              to_numpy(mx.bfloat16)]}

@@ -104,7 +104,8 @@ def test_a_task_of_the_mlx_runtime_runs_in_the_venv(pools):
     assert conv.status is Status.OK, conv
     assert conv.value["dtype"] == "mlx.core.float64" and conv.value["exact"]
     assert conv.value["caller_copy"] and conv.value["result_copy"]
-    assert "complex128" in conv.value["complex128"]
+    assert "complex128" in conv.value["complex128"] and "complex128" in conv.value["no_dtype"]
+    assert conv.value["float64"] == "mlx.core.float64"
     assert conv.value["names"] == ["float32", "bool", "bfloat16"]
 
 

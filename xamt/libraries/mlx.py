@@ -138,10 +138,18 @@ def _dtype_name(value: Any) -> str:
 
 
 def dtype(name: str) -> Any:
-    """MLX's dtype object for a numpy dtype name (``bool`` is ``mx.bool_``)."""
+    """MLX's dtype object for a numpy dtype name (``bool`` is ``mx.bool_``); a name MLX has no
+    dtype for (``complex128``) is refused with a TypeError, as :func:`from_numpy` refuses such
+    an array, rather than the AttributeError ``getattr`` would raise (which the oracles would
+    take for the API's own failure: ``mx.isdtype(complex128, ...)``)."""
     import mlx.core as mx
 
-    return mx.bool_ if name == "bool" else getattr(mx, name)
+    if name == "bool":
+        return mx.bool_
+    found = getattr(mx, name, None)
+    if not isinstance(found, mx.Dtype):
+        raise TypeError(f"mlx has no {name} dtype")
+    return found
 
 
 def finish(value: Any) -> Any:
