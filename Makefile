@@ -71,6 +71,12 @@ $(eval $(call lib_venv,mindspore,MindSpore 2.10.0 on the CPU beside numpy 1.26.4
   asttokens==3.0.2 astunparse==1.6.3 dill==0.4.1 packaging==26.4 pillow==13.0.0 psutil==7.2.2 \
   safetensors==0.8.0 six==1.17.0 wheel==0.48.0))
 
+# MLX 0.32.4, its Linux CPU build (mlx-cpu, the native library mlx[cpu] pulls): it would install
+# beside our pins, but a library outside the reference six gets a venv of its own so that ours
+# never changes; nothing else is a dependency of it
+$(eval $(call lib_venv,mlx,MLX 0.32.4 (CPU build) beside numpy 2.4.6,\
+  mlx==0.32.4 mlx-cpu==0.32.4 numpy==2.4.6 msgpack==1.2.4 ml_dtypes==0.7.0))
+
 venvs: $(LIB_STAMPS)
 
 FUZZ_BUDGET ?= 5m

@@ -14,11 +14,12 @@ __all__ = ["is_api_callable", "origin_module", "owned", "public", "foreign_objec
            "owned_subclasses"]
 
 
-#: callable objects that are not routines but are APIs (ufuncs, dispatchers, jit wrappers)
+#: callable objects that are not routines but are APIs (ufuncs, dispatchers, jit wrappers,
+#: nanobind's functions: ``inspect.isroutine`` is False for them)
 _ROUTINE_LIKE_TYPES = frozenset({
     "ufunc", "_ArrayFunctionDispatcher", "PjitFunction", "custom_jvp", "custom_vjp",
     "_Function", "cython_function_or_method", "partial", "vectorize", "_lru_cache_wrapper",
-    "OpOverloadPacket",
+    "OpOverloadPacket", "nb_func",
 })
 
 
