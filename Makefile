@@ -71,6 +71,13 @@ $(eval $(call lib_venv,mindspore,MindSpore 2.10.0 on the CPU beside numpy 1.26.4
   asttokens==3.0.2 astunparse==1.6.3 dill==0.4.1 packaging==26.4 pillow==13.0.0 psutil==7.2.2 \
   safetensors==0.8.0 six==1.17.0 wheel==0.48.0))
 
+# ndonnx 0.23.0 builds ONNX graphs and computes them eagerly through ONNX Runtime (the backend
+# of spox's value propagation when onnxruntime is installed, which ndonnx's metadata does not
+# require); the rest are what pip resolved for both beside numpy 2.4.6
+$(eval $(call lib_venv,ndonnx,ndonnx 0.23.0 on ONNX Runtime 1.32.0 beside numpy 2.4.6,\
+  ndonnx==0.23.0 onnxruntime==1.32.0 onnx==1.23.2 spox==0.18.2 numpy==2.4.6 msgpack==1.2.4 \
+  ml_dtypes==0.7.0 protobuf==7.36.2 flatbuffers==25.12.19 packaging==26.4 typing_extensions==4.16.0))
+
 venvs: $(LIB_STAMPS)
 
 FUZZ_BUDGET ?= 5m
