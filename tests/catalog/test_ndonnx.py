@@ -36,6 +36,23 @@ def test_the_adapter_describes_a_venv_runtime_and_ndonnx_s_dtypes():
     assert not ADAPTER.is_excluded("ndonnx.extensions.isin")
 
 
+def test_a_dtype_ndonnx_lacks_is_an_expected_refusal():
+    """ndonnx's refusal of a dtype it has no array of (from ``asarray``, and from the adapter's
+    dtype hook in the same words, without importing ndonnx) reads as benign; the campaign filed
+    both as status findings before (``asarray`` of a bfloat16 array, ``isdtype(complex128)``)."""
+    from xamt.libraries.base import resolve_ref
+    from xamt.oracle import ErrorKinds
+
+    kinds = ErrorKinds.load()
+    for name in ("complex128", "bfloat16"):
+        with pytest.raises(ValueError) as refused:
+            resolve_ref(ADAPTER.dtype_ref)(name)
+        assert kinds.classify("ValueError", str(refused.value))[0] == "benign"
+    assert kinds.classify("ValueError", "'bfloat16' does not have a corresponding ndonnx data type")[0] == "benign"
+    # another ValueError of ndonnx's is left to the status oracle
+    assert kinds.classify("ValueError", "no propagated value available")[0] == "other"
+
+
 @needs_venv
 def test_installed_and_version_are_asked_of_the_venv():
     assert ADAPTER.is_installed()
