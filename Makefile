@@ -76,6 +76,12 @@ $(eval $(call lib_venv,mindspore,MindSpore 2.10.0 on the CPU beside numpy 1.26.4
 # never changes; nothing else is a dependency of it
 $(eval $(call lib_venv,mlx,MLX 0.32.4 (CPU build) beside numpy 2.4.6,\
   mlx==0.32.4 mlx-cpu==0.32.4 numpy==2.4.6 msgpack==1.2.4 ml_dtypes==0.7.0))
+# ndonnx 0.23.0 builds ONNX graphs and computes them eagerly through ONNX Runtime (the backend
+# of spox's value propagation when onnxruntime is installed, which ndonnx's metadata does not
+# require); the rest are what pip resolved for both beside numpy 2.4.6
+$(eval $(call lib_venv,ndonnx,ndonnx 0.23.0 on ONNX Runtime 1.32.0 beside numpy 2.4.6,\
+  ndonnx==0.23.0 onnxruntime==1.32.0 onnx==1.23.2 spox==0.18.2 numpy==2.4.6 msgpack==1.2.4 \
+  ml_dtypes==0.7.0 protobuf==7.36.2 flatbuffers==25.12.19 packaging==26.4 typing_extensions==4.16.0))
 
 venvs: $(LIB_STAMPS)
 

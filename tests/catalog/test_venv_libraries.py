@@ -1,7 +1,7 @@
-"""What every library in a venv of its own must do (MXNet, MindSpore, PaddlePaddle, Chainer, MLX):
-report itself not installed without its venv, and carry every dtype of its table through its
-conversions in its own interpreter. Each library's own file tests the rest; the round trip skips,
-saying why, without the venv."""
+"""What every library in a venv of its own must do (MXNet, MindSpore, PaddlePaddle, Chainer, MLX,
+ndonnx): report itself not installed without its venv, and carry every dtype of its table through
+its conversions in its own interpreter. Each library's own file tests the rest; the round trip
+skips, saying why, without the venv."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,7 +18,7 @@ VENV_LIBRARIES = [a.name for a in Registry() if a.runtime is not None and a.runt
 
 
 def test_the_venv_libraries_are_the_expected_ones():
-    assert {"mxnet", "mindspore", "paddle", "chainer", "mlx"} <= set(VENV_LIBRARIES)
+    assert {"mxnet", "mindspore", "paddle", "chainer", "mlx", "ndonnx"} <= set(VENV_LIBRARIES)
 
 
 @pytest.mark.parametrize("name", VENV_LIBRARIES)
