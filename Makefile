@@ -71,6 +71,14 @@ $(eval $(call lib_venv,mindspore,MindSpore 2.10.0 on the CPU beside numpy 1.26.4
   asttokens==3.0.2 astunparse==1.6.3 dill==0.4.1 packaging==26.4 pillow==13.0.0 psutil==7.2.2 \
   safetensors==0.8.0 six==1.17.0 wheel==0.48.0))
 
+# PyTensor 3.0.7 (its C backend: a C compiler at run time) beside numpy 2.4.6: in a venv of its own
+# so that its dependencies (numba, llvmlite, scipy, miniKanren ...) leave ours unchanged; the rest
+# are its dependencies as pip resolved them
+$(eval $(call lib_venv,pytensor,PyTensor 3.0.7 beside numpy 2.4.6,\
+  pytensor==3.0.7 numpy==2.4.6 scipy==1.17.1 msgpack==1.2.4 ml_dtypes==0.7.0 numba==0.65.1 \
+  llvmlite==0.47.0 filelock==4.3.2 etuples==0.3.10 logical-unification==0.4.7 miniKanren==1.0.5 \
+  cons==0.4.7 multipledispatch==1.0.0 toolz==1.2.0 typing_extensions==4.16.0))
+
 venvs: $(LIB_STAMPS)
 
 FUZZ_BUDGET ?= 5m
