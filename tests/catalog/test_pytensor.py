@@ -69,6 +69,16 @@ def test_elemwise_operators_get_positional_parameters_by_arity():
     assert [p[0] for p in variadic[:2]] == ["x1", "x2"]
     (ternary,) = elemwise_signature(Elemwise(3), "betainc", None)
     assert [p[0] for p in ternary[:3]] == ["x1", "x2", "x3"]
+    # three inputs or more: the names of the Python function PyTensor's decorator wrapped
+
+    def clip(x, min, max):
+        pass
+
+    named = Elemwise(3)
+    setattr(named, "__epydoc_asRoutine", clip)
+    (spec,) = elemwise_signature(named, "clip", None)
+    assert [p[:2] for p in spec[:3]] == [("x", "positional_only"), ("min", "positional_only"),
+                                         ("max", "positional_only")]
     assert elemwise_signature(Elemwise(1), "exp", "pytensor:TensorVariable") is None
     assert elemwise_signature(Scalar(1), "nin", None) is None
 

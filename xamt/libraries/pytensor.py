@@ -51,7 +51,8 @@ How a call runs, and why:
 - PyTensor's elementwise operators (``exp``, ``add``, ``gammaln`` ...) are ``Elemwise``
   instances, not functions (``routine_types``); their call signature is ``(*inputs)``, so
   :func:`elemwise_signature` gives them positional parameters by their arity (``x`` for one
-  input, ``x1``, ``x2`` ... otherwise, as numpy's ufuncs).
+  input, ``x1``, ``x2`` for two, as numpy's ufuncs; three or more by the names of the Python
+  function PyTensor wrapped: ``clip(x, min, max)``).
 """
 from __future__ import annotations
 
@@ -202,8 +203,26 @@ def elemwise_signature(obj: Any, name: str, owner: str | None) -> list[list[Para
         return None
     nin = 2 if nin < 1 else nin  # a variadic operator (add, mul: nin -1) takes two here
     names = ["x"] if nin == 1 else [f"x{k + 1}" for k in range(nin)]
+    if nin >= 3:  # numbered names meet nothing: the Python function PyTensor wrapped names them
+        names = _wrapped_names(obj, nin) or names
     return [[(n, "positional_only", None, None) for n in names]
             + [("name", "keyword_only", "None", None), ("return_list", "keyword_only", "False", None)]]
+
+
+def _wrapped_names(obj: Any, nin: int) -> list[str] | None:
+    """The parameter names of the function ``scalar_elemwise`` turned into ``obj`` (it keeps it
+    as ``__epydoc_asRoutine``: ``clip(x, min, max)``, ``switch(cond, ift, iff)``), when they are
+    ``nin`` plain parameters."""
+    import inspect
+
+    wrapped = getattr(obj, "__epydoc_asRoutine", None)
+    try:
+        params = list(inspect.signature(wrapped).parameters.values()) if callable(wrapped) else []
+    except (TypeError, ValueError):
+        return None
+    if len(params) != nin or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
+        return None
+    return [p.name for p in params]
 
 
 def _compile_folder() -> str:
