@@ -79,6 +79,20 @@ def test_elemwise_operators_get_positional_parameters_by_arity():
     (spec,) = elemwise_signature(named, "clip", None)
     assert [p[:2] for p in spec[:3]] == [("x", "positional_only"), ("min", "positional_only"),
                                          ("max", "positional_only")]
+    # a scalar op without a fixed arity (nin -1): the wrapped function's three or more names,
+    # else two inputs (add's wrapped function is add(a, *other_terms))
+
+    def betaincinv(a, b, x):
+        pass
+
+    def add(a, *other_terms):
+        pass
+
+    for wrapped, expected in ((betaincinv, ["a", "b", "x"]), (add, ["x1", "x2"])):
+        op = Elemwise(-1)
+        setattr(op, "__epydoc_asRoutine", wrapped)
+        (spec,) = elemwise_signature(op, wrapped.__name__, None)
+        assert [p[0] for p in spec if p[1] == "positional_only"] == expected
     assert elemwise_signature(Elemwise(1), "exp", "pytensor:TensorVariable") is None
     assert elemwise_signature(Scalar(1), "nin", None) is None
 

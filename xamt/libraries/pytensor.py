@@ -201,7 +201,10 @@ def elemwise_signature(obj: Any, name: str, owner: str | None) -> list[list[Para
     nin = getattr(scalar_op, "nin", None)
     if owner is not None or type(obj).__name__ != "Elemwise" or not isinstance(nin, int):
         return None
-    nin = 2 if nin < 1 else nin  # a variadic operator (add, mul: nin -1) takes two here
+    if nin < 1:  # no fixed arity (add, mul; betaincinv's scalar op says -1 too): the wrapped
+        # function's plain parameters when it has three or more, else two inputs
+        wrapped = _wrapped_names(obj, None)
+        nin = len(wrapped) if wrapped and len(wrapped) >= 3 else 2
     names = ["x"] if nin == 1 else [f"x{k + 1}" for k in range(nin)]
     if nin >= 3:  # numbered names meet nothing: the Python function PyTensor wrapped names them
         names = _wrapped_names(obj, nin) or names
@@ -209,10 +212,10 @@ def elemwise_signature(obj: Any, name: str, owner: str | None) -> list[list[Para
             + [("name", "keyword_only", "None", None), ("return_list", "keyword_only", "False", None)]]
 
 
-def _wrapped_names(obj: Any, nin: int) -> list[str] | None:
+def _wrapped_names(obj: Any, nin: int | None) -> list[str] | None:
     """The parameter names of the function ``scalar_elemwise`` turned into ``obj`` (it keeps it
     as ``__epydoc_asRoutine``: ``clip(x, min, max)``, ``switch(cond, ift, iff)``), when they are
-    ``nin`` plain parameters."""
+    ``nin`` (None: any number of) plain parameters."""
     import inspect
 
     wrapped = getattr(obj, "__epydoc_asRoutine", None)
@@ -220,7 +223,7 @@ def _wrapped_names(obj: Any, nin: int) -> list[str] | None:
         params = list(inspect.signature(wrapped).parameters.values()) if callable(wrapped) else []
     except (TypeError, ValueError):
         return None
-    if len(params) != nin or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
+    if not params or (nin is not None and len(params) != nin) or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
         return None
     return [p.name for p in params]
 
