@@ -82,6 +82,13 @@ $(eval $(call lib_venv,mlx,MLX 0.32.4 (CPU build) beside numpy 2.4.6,\
 $(eval $(call lib_venv,ndonnx,ndonnx 0.23.0 on ONNX Runtime 1.32.0 beside numpy 2.4.6,\
   ndonnx==0.23.0 onnxruntime==1.32.0 onnx==1.23.2 spox==0.18.2 numpy==2.4.6 msgpack==1.2.4 \
   ml_dtypes==0.7.0 protobuf==7.36.2 flatbuffers==25.12.19 packaging==26.4 typing_extensions==4.16.0))
+# PyTensor 3.0.7 (its C backend: a C compiler at run time) beside numpy 2.4.6: in a venv of its own
+# so that its dependencies (numba, llvmlite, scipy, miniKanren ...) leave ours unchanged; the rest
+# are its dependencies as pip resolved them
+$(eval $(call lib_venv,pytensor,PyTensor 3.0.7 beside numpy 2.4.6,\
+  pytensor==3.0.7 numpy==2.4.6 scipy==1.17.1 msgpack==1.2.4 ml_dtypes==0.7.0 numba==0.65.1 \
+  llvmlite==0.47.0 filelock==4.3.2 etuples==0.3.10 logical-unification==0.4.7 miniKanren==1.0.5 \
+  cons==0.4.7 multipledispatch==1.0.0 toolz==1.2.0 typing_extensions==4.16.0))
 
 venvs: $(LIB_STAMPS)
 

@@ -62,6 +62,7 @@ def miner_fingerprint(adapter: LibraryAdapter) -> str:
                if adapter.factory_namespaces else {}),
             **({"fillings": [(f.module, f.param) for f in adapter.fill_namespaces]}
                if adapter.fill_namespaces else {}),
+            **({"routine_types": sorted(adapter.routine_types)} if adapter.routine_types else {}),
         },
         sort_keys=True,
     )

@@ -98,7 +98,7 @@ def mine_library(adapter: LibraryAdapter, registry: Registry | None = None) -> L
                     obj = getattr(module, name)
                 except Exception:  # lazy attributes that fail to load are not APIs here
                     continue
-                if not is_api_callable(obj) or not owned(adapter, obj, foreign):
+                if not is_api_callable(obj, adapter.routine_types) or not owned(adapter, obj, foreign):
                     continue
                 origins = adapter.namespace_origins.get(ns)
                 if origins is not None and origin_module(obj) not in origins:

@@ -23,13 +23,15 @@ _ROUTINE_LIKE_TYPES = frozenset({
 })
 
 
-def is_api_callable(obj: Any) -> bool:
-    """True for routines and routine-like callables; classes and modules are not APIs here."""
+def is_api_callable(obj: Any, routine_types: frozenset[str] = frozenset()) -> bool:
+    """True for routines and routine-like callables (also instances of the types an adapter
+    names in ``routine_types``); classes and modules are not APIs here."""
     if inspect.ismodule(obj) or inspect.isclass(obj) or not callable(obj):
         return False
     if inspect.isroutine(obj):
         return True
-    return type(obj).__name__ in _ROUTINE_LIKE_TYPES
+    name = type(obj).__name__
+    return name in _ROUTINE_LIKE_TYPES or name in routine_types
 
 
 def origin_module(obj: Any) -> str | None:

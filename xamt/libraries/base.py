@@ -179,6 +179,9 @@ class LibraryAdapter:
     factory_namespaces: tuple[FactoryNamespace, ...] = ()
     #: modules whose functions fill a tensor passed in (torch.nn.init), called from a shape
     fill_namespaces: tuple[FillNamespace, ...] = ()
+    #: type names of callable instances the namespaces hold that are APIs, beside routines
+    #: (PyTensor's elementwise operators are ``Elemwise`` objects: ``pytensor.tensor.exp``)
+    routine_types: frozenset[str] = frozenset()
     #: public names never mined: a ``qualname``, a prefix ending in ``.`` (``numpy.testing.``),
     #: or a glob pattern with ``*`` (``tensorflow.raw_ops.*Grad``)
     exclude: frozenset[str] = frozenset()
