@@ -71,6 +71,11 @@ $(eval $(call lib_venv,mindspore,MindSpore 2.10.0 on the CPU beside numpy 1.26.4
   asttokens==3.0.2 astunparse==1.6.3 dill==0.4.1 packaging==26.4 pillow==13.0.0 psutil==7.2.2 \
   safetensors==0.8.0 six==1.17.0 wheel==0.48.0))
 
+# tinygrad 0.14.0 has no dependency of its own; it runs on its PYTHON device (its CPU device
+# compiles with clang, which a fresh machine lacks): numpy, msgpack and ml_dtypes are the worker's
+$(eval $(call lib_venv,tinygrad,tinygrad 0.14.0 beside numpy 2.4.6,\
+  tinygrad==0.14.0 numpy==2.4.6 msgpack==1.2.4 ml_dtypes==0.7.0))
+
 venvs: $(LIB_STAMPS)
 
 FUZZ_BUDGET ?= 5m

@@ -10,7 +10,7 @@ from xamt.libraries.registry import Registry, parse_library_list
 
 SIX = ["numpy", "scipy", "torch", "tensorflow", "jax", "keras"]
 #: the preferred (reference) order first, the other adapters after it by name
-ALL = SIX + ["array_api_strict", "chainer", "dask", "keras_jax", "keras_torch", "mindspore", "mxnet", "paddle"]
+ALL = SIX + ["array_api_strict", "chainer", "dask", "keras_jax", "keras_torch", "mindspore", "mxnet", "paddle", "tinygrad"]
 
 
 def test_registry_discovers_every_adapter():
@@ -31,7 +31,7 @@ def test_importing_adapters_imports_no_library():
     code = (
         "import sys; from xamt.libraries.registry import Registry; "
         "r = Registry(); [a.version() for a in r]; [a.describe() for a in r]; "
-        "import json; print(json.dumps([m for m in ('torch','tensorflow','jax','keras','scipy','paddle','chainer','mindspore') "
+        "import json; print(json.dumps([m for m in ('torch','tensorflow','jax','keras','scipy','paddle','chainer','mindspore','tinygrad') "
         "if m in sys.modules]))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
