@@ -47,6 +47,41 @@ def test_the_adapter_describes_a_venv_runtime_without_importing_tinygrad():
     assert "tinygrad" not in sys.modules
 
 
+def _plan(pivot, method, category, qualname):
+    """The plan of a tinygrad method (``method``: its parameters after the receiver) against a
+    torch pivot, from hand-written signatures: matching data only, no library."""
+    from xamt.catalog import Param
+    from xamt.matching.argplan import plan_for, slots_from
+    from xamt.matching.data import load_matching_data
+    from xamt.matching.roles import inputs_of
+
+    def params(spec):
+        return [Param(n, "positional_or_keyword", d, d is None, None) for n, d in spec]
+
+    data = load_matching_data()
+    piv = inputs_of(params(pivot), data, category=category)
+    plan, _ = plan_for(piv, inputs_of(params(method), data, receiver=True, category=category),
+                       data, data.overrides_for(qualname))
+    return {a.param: a for a in plan.args}, {s.name: s.index for s in slots_from(piv)}, plan
+
+
+def test_tinygrad_argument_names_meet_the_others():
+    # a loss is a method of the prediction, the target its Y (not torch's weight)
+    args, slots, plan = _plan([("input", None), ("target", None), ("weight", "None"),
+                               ("reduction", "'mean'")], [("Y", None), ("reduction", "'mean'")],
+                              "loss", "tinygrad.Tensor.binary_crossentropy")
+    assert (args["self"].slot, args["Y"].slot) == (slots["input"], slots["target"]) and plan.complete
+    # x.dot(w): w is the second operand
+    args, slots, plan = _plan([("a", None), ("b", None)], [("w", None), ("dtype", "None")],
+                              "generic", "tinygrad.Tensor.dot")
+    assert args["w"].slot == slots["b"] and plan.complete
+    # the population statistic, as numpy's default (tinygrad's own is correction=1)
+    args, _, _ = _plan([("input", None), ("dim", "None"), ("correction", "0"), ("keepdim", "False")],
+                       [("axis", "None"), ("keepdim", "False"), ("correction", "1")],
+                       "reduction", "tinygrad.Tensor.var")
+    assert args["correction"].default == 0
+
+
 @needs_venv
 def test_installed_and_version_are_asked_of_the_venv():
     assert ADAPTER.is_installed()
