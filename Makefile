@@ -89,6 +89,10 @@ $(eval $(call lib_venv,pytensor,PyTensor 3.0.7 beside numpy 2.4.6,\
   pytensor==3.0.7 numpy==2.4.6 scipy==1.17.1 msgpack==1.2.4 ml_dtypes==0.7.0 numba==0.65.1 \
   llvmlite==0.47.0 filelock==4.3.2 etuples==0.3.10 logical-unification==0.4.7 miniKanren==1.0.5 \
   cons==0.4.7 multipledispatch==1.0.0 toolz==1.2.0 typing_extensions==4.16.0))
+# tinygrad 0.14.0 has no dependency of its own; it runs on its PYTHON device (its CPU device
+# compiles with clang, which a fresh machine lacks): numpy, msgpack and ml_dtypes are the worker's
+$(eval $(call lib_venv,tinygrad,tinygrad 0.14.0 beside numpy 2.4.6,\
+  tinygrad==0.14.0 numpy==2.4.6 msgpack==1.2.4 ml_dtypes==0.7.0))
 
 venvs: $(LIB_STAMPS)
 

@@ -10,7 +10,8 @@ from xamt.libraries.registry import Registry, parse_library_list
 
 SIX = ["numpy", "scipy", "torch", "tensorflow", "jax", "keras"]
 #: the preferred (reference) order first, the other adapters after it by name
-ALL = SIX + ["array_api_strict", "chainer", "dask", "keras_jax", "keras_torch", "mindspore", "mlx", "mxnet", "ndonnx", "paddle", "pytensor"]
+ALL = SIX + ["array_api_strict", "chainer", "dask", "keras_jax", "keras_torch", "mindspore", "mlx", "mxnet", "ndonnx",
+                "paddle", "pytensor", "tinygrad"]
 
 
 def test_registry_discovers_every_adapter():
@@ -31,7 +32,7 @@ def test_importing_adapters_imports_no_library():
     code = (
         "import sys; from xamt.libraries.registry import Registry; "
         "r = Registry(); [a.version() for a in r]; [a.describe() for a in r]; "
-        "import json; print(json.dumps([m for m in ('torch','tensorflow','jax','keras','scipy','paddle','chainer','mindspore','mlx','ndonnx','onnxruntime','pytensor') "
+        "import json; print(json.dumps([m for m in ('torch','tensorflow','jax','keras','scipy','paddle','chainer','mindspore','mlx','ndonnx','onnxruntime','pytensor','tinygrad') "
         "if m in sys.modules]))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -18,7 +18,7 @@ VENV_LIBRARIES = [a.name for a in Registry() if a.runtime is not None and a.runt
 
 
 def test_the_venv_libraries_are_the_expected_ones():
-    assert {"mxnet", "mindspore", "paddle", "chainer", "mlx", "ndonnx"} <= set(VENV_LIBRARIES)
+    assert {"mxnet", "mindspore", "paddle", "chainer", "mlx", "ndonnx", "tinygrad"} <= set(VENV_LIBRARIES)
 
 
 @pytest.mark.parametrize("name", VENV_LIBRARIES)
