@@ -23,26 +23,6 @@ def interpreter() -> dict[str, Any]:
             "threads": len(os.listdir("/proc/self/task"))}
 
 
-def held_dtypes(names: list[str]) -> list[str]:
-    """The paddle dtype (its name as ``to_numpy`` gives it) of the tensor ``from_numpy`` makes of
-    a 2x3 array of each numpy dtype of ``names`` (the arrays' own round trip is
-    ``venv_tasks.round_trip``'s, tested for every venv library)."""
-    import numpy as np
-
-    from xamt.libraries.paddle import from_numpy, to_numpy
-
-    out = []
-    for name in names:
-        if name == "bfloat16":
-            import ml_dtypes
-
-            x = np.ones((2, 3), dtype=ml_dtypes.bfloat16)
-        else:
-            x = np.ones((2, 3), dtype=name)
-        out.append(to_numpy(from_numpy(x).dtype))
-    return out
-
-
 def uint16_refused() -> str:
     """What ``from_numpy`` says of a uint16 array (paddle would read it as bfloat16)."""
     import numpy as np

@@ -72,7 +72,7 @@ def test_a_task_of_the_paddle_runtime_runs_in_the_venv(pools):
 @needs_venv
 def test_each_dtype_is_held_as_itself_uint16_is_refused_and_inputs_are_copied(pools):
     names = list(ADAPTER.dtypes.values())
-    held, refused, copied = pools.run([Task(TASKS + "held_dtypes", (names,), runtime="paddle"),
+    held, refused, copied = pools.run([Task("tests.catalog.venv_tasks:held_dtypes", ("paddle", names), runtime="paddle"),
                                        Task(TASKS + "uint16_refused", runtime="paddle"),
                                        Task(TASKS + "copies_its_input", runtime="paddle")])
     # the tensor's own dtype: bfloat16 is not read as uint16 or back (the arrays' round trip is

@@ -119,7 +119,7 @@ def test_a_task_of_the_tinygrad_runtime_runs_in_the_venv_on_the_python_device(po
 @needs_venv
 def test_each_dtype_is_held_as_itself_and_complex_is_refused(pools):
     names = list(ADAPTER.dtypes.values())
-    held, refused = pools.run([Task(TASKS + "held_dtypes", (names,), runtime="tinygrad"),
+    held, refused = pools.run([Task("tests.catalog.venv_tasks:held_dtypes", ("tinygrad", names), runtime="tinygrad"),
                                Task(TASKS + "complex_refused", runtime="tinygrad")])
     assert held.status is Status.OK and held.value == names, held
     assert refused.status is Status.OK and "no complex" in refused.value, refused

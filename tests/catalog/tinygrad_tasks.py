@@ -33,26 +33,6 @@ def _dist_version() -> str:
     return importlib.metadata.version("tinygrad")
 
 
-def held_dtypes(names: list[str]) -> list[str]:
-    """The tinygrad dtype (its name as ``to_numpy`` gives it) of the tensor ``from_numpy`` makes
-    of a 2x3 array of each numpy dtype of ``names`` (the arrays' own round trip is
-    ``venv_tasks.round_trip``'s, tested for every venv library)."""
-    import numpy as np
-
-    from xamt.libraries.tinygrad import from_numpy, to_numpy
-
-    out = []
-    for name in names:
-        if name == "bfloat16":
-            import ml_dtypes
-
-            x = np.ones((2, 3), dtype=ml_dtypes.bfloat16)
-        else:
-            x = np.ones((2, 3), dtype=name)
-        out.append(to_numpy(from_numpy(x).dtype))
-    return out
-
-
 def complex_refused() -> str:
     """What ``from_numpy`` says of a complex array (tinygrad has no complex dtype)."""
     import numpy as np

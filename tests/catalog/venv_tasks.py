@@ -27,3 +27,22 @@ def round_trip(library: str, names: list[str]) -> list[Any]:
         out.append(adapter_module.to_numpy(adapter_module.from_numpy(x)))
         out.append(adapter_module.to_numpy(adapter_module.from_numpy(x[0, 0])))
     return out
+
+
+def held_dtypes(library: str, names: list[str]) -> list[str]:
+    """The library's dtype (its name as ``to_numpy`` gives it) of the tensor ``from_numpy`` of
+    ``xamt.libraries.<library>`` makes of a 2x3 array of each numpy dtype of ``names`` (the
+    arrays' own round trip is :func:`round_trip`'s)."""
+    import numpy as np
+
+    adapter_module = importlib.import_module(f"xamt.libraries.{library}")
+    out = []
+    for name in names:
+        if name == "bfloat16":
+            import ml_dtypes
+
+            x = np.ones((2, 3), dtype=ml_dtypes.bfloat16)
+        else:
+            x = np.ones((2, 3), dtype=name)
+        out.append(adapter_module.to_numpy(adapter_module.from_numpy(x).dtype))
+    return out
