@@ -546,13 +546,13 @@ class _Fuzzer:
         if deaths:
             self._note_killers(run)
         self._quarantine(run)
-        self._account(prop, run, seconds, deaths)
+        compile_s = self._account(prop, run, seconds, deaths)
         returned = [r.duration_s for r in run.results if r.status not in DEATH_STATUSES
                     and r.status not in ("skipped", "cancelled", "unserializable")]
         self.schedule.done(prop, seconds, ran, rate=self._rate_now(), deaths=deaths,
                            slowest_call=max(returned) if returned else None,
                            workers=run.workers, killed=run.killed,
-                           compile_s=sum(r.compile_s or 0.0 for r in run.results))
+                           compile_s=compile_s)
         self.search.report(key, prop.input, d, cost=seconds, novel=novel)
         if all(r.status == "skipped" for r in run.results):
             self.search.retire(key)
@@ -613,10 +613,11 @@ class _Fuzzer:
         for key in {k for api in new for k in self._holders.get(api, ())}:
             self._isolate_group(key)
 
-    def _account(self, prop: Proposal, run: Any, seconds: float, deaths: int) -> None:
+    def _account(self, prop: Proposal, run: Any, seconds: float, deaths: int) -> float:
         """Where the workers' time went (the campaign's settings keep it): by lane, by whether
         the group had run the input's compile signature before, and on calls that died; and
-        where the libraries' compile clocks ran, by the same roles."""
+        where the libraries' compile clocks ran, by the same roles. Returns the iteration's
+        compile seconds."""
         assert self.schedule is not None
         t = self.worker_time
         if prop.lane == SLOW:
@@ -637,6 +638,7 @@ class _Fuzzer:
             if compile_s:
                 self.compile_by_role[kind] += compile_s
         self.worker_time_by_group[prop.key] += seconds
+        return compile_s
 
     def _rate_now(self) -> float:
         if len(self._rates) < 2:
