@@ -81,9 +81,10 @@ def test_a_task_of_the_ndonnx_runtime_runs_in_the_venv_on_onnx_runtime(pools):
     assert info["numpy"].startswith("2.")
     # results are computed by ONNX Runtime, not by spox's reference implementation
     assert info["backend"] == "ONNXRUNTIME"
-    # importing onnxruntime starts a native thread: the zygote spawns its workers (the module
-    # docstring); should a later ONNX Runtime stop doing so, the docstring is to be corrected
-    assert pools.pool_for(Task(TASKS + "interpreter", runtime="ndonnx")).mode == "spawn"
+    # importing onnxruntime may leave native threads running (two here, none on CI's machine):
+    # the zygote spawns its workers exactly when it saw more than its own thread
+    info = pools.pool_for(Task(TASKS + "interpreter", runtime="ndonnx")).info
+    assert info["mode"] == ("spawn" if info["threads"] > 1 else "fork"), info
 
 
 @needs_venv

@@ -37,10 +37,10 @@ What each setting is there for:
   ``str`` (``result_type``); a dtype argument is ``getattr(ndonnx, name)``, and one ndonnx
   lacks is refused in ``asarray``'s words, which ``error_kinds.toml`` reads as benign.
 - Threads: importing ndonnx imports ``onnxruntime`` (it computes its module constants at import),
-  whose native module starts one thread of its own when it loads (a ``std::thread`` created
-  during the module's initialisation, measured with the sandbox's thread settings: two threads
-  after ``import onnxruntime``). The zygote therefore cannot fork: it reports ``2 threads after
-  the imports`` and spawns fresh workers (an import of about half a second each). Each
+  whose native module may start threads of its own when it loads: two threads after
+  ``import onnxruntime`` on this project's development machine, one (no extra thread) on its CI
+  machine. Where there are more, the zygote cannot fork: it reports ``N threads after the
+  imports`` and spawns fresh workers (an import of about half a second each). Each
   propagation session makes ONNX Runtime's intra-op pool for its run (one thread per core, the
   default of the ``SessionOptions`` spox passes) and frees it with the session: no variable sets
   its size, and ONNX Runtime reads no environment variable that changes results, so the runtime
