@@ -530,3 +530,31 @@ def test_an_infinite_reference_against_a_majority_is_passed_over():
     assert not nan_against_majority(np.array([1e39, 1.0]), [np.array([np.inf, 1.0], np.float32)] * 3)
     # NaN from others where the reference is infinite is their bug, not a majority
     assert not nan_against_majority(np.array([np.inf]), [np.array([np.nan], np.float32)] * 3)
+
+
+def test_a_member_that_narrowed_the_result_is_no_reference():
+    """JAX without x64 turns an int64 input into int32 (-9223372036854775807 becomes 1): with no
+    majority it ranked first as a pivot, and tf.identity, which kept the value, was blamed (the
+    stop-31 audit). A float32 result against a float64 one is narrowed too."""
+    import numpy as np
+
+    from xamt.exec.group import MemberResult
+    from xamt.triage.reference import ReferenceChooser, narrower_members
+
+    libs = ("jax", "tensorflow")
+    members = [NS(library=lib, qualname=f"{lib}.identity", call="function", device=None, implements=[])
+               for lib in libs]
+    group = NS(members=members, tolerance=None, slots=[NS(index=0, role="tensor")])
+    outputs = {0: np.array([1], np.int32), 1: np.array([-9223372036854775807], np.int64)}
+
+    def run(group, values, mis):
+        return [MemberResult("raised", error_type="TypeError")]
+    adapters = {"jax": NS(pivot_rank=20), "tensorflow": NS(pivot_rank=40)}
+    chooser = ReferenceChooser(adapters, ("function",), run)
+    mi, value, label, _ = chooser.choose(group, {0: np.array([-9223372036854775807], np.int64)}, [0, 1], outputs)
+    assert (mi, int(value[0])) == (1, -9223372036854775807), label
+    # the same widths everywhere, or kinds that do not widen into each other: nobody narrowed
+    assert narrower_members({0: np.array([1], np.int64), 1: np.array([2], np.int64)}, [0, 1]) == set()
+    assert narrower_members({0: np.array([1], np.int32), 1: np.array([2.0])}, [0, 1]) == set()
+    assert narrower_members({0: (np.array([1.0], np.float32), np.array([1], np.int64)),
+                     1: (np.array([1.0]), np.array([1], np.int64))}, [0, 1]) == {0}

@@ -282,6 +282,30 @@ def voting_members(group: Any, ok: Sequence[int], order: Sequence[int],
     return out
 
 
+def _width_class(dtype: np.dtype) -> str | None:
+    """Integers (signed or not), reals and complexes each widen within their class."""
+    return {"i": "int", "u": "int", "f": "float", "c": "complex"}.get(dtype.kind)
+
+
+def narrower_members(outputs: Mapping[int, Any], ok: Sequence[int]) -> set[int]:
+    """Members of ``ok`` whose result holds a narrower number than another member's at the same
+    place (int32 where another returns int64; float32 against float64): they computed in less
+    than the others (JAX without x64 turns an int64 input into int32) and are not preferred
+    as the reference, whose wider peers would otherwise be blamed for keeping the value."""
+    widest: dict[tuple[int, str], int] = {}
+    per_member: dict[int, list[tuple[tuple[int, str], int]]] = {}
+    for mi in ok:
+        marks = []
+        for j, leaf in enumerate(leaves(outputs[mi])):
+            dt = getattr(leaf, "dtype", None)
+            cls = _width_class(dt) if isinstance(dt, np.dtype) else None
+            if cls is not None:
+                marks.append(((j, cls), dt.itemsize))
+                widest[(j, cls)] = max(widest.get((j, cls), 0), dt.itemsize)
+        per_member[mi] = marks
+    return {mi for mi, marks in per_member.items() if any(size < widest[at] for at, size in marks)}
+
+
 def agreement(group: Any) -> Agreement:
     """The agreement test of ``group`` (its own tolerance, else the comparator's defaults)."""
     return Agreement(getattr(group, "tolerance", None) or None)
@@ -373,8 +397,11 @@ class ReferenceChooser:
         implementations, each votes once (its first member in pivot order): a library's
         aliases (``tf.math.special.bessel_k0e`` and its ``raw_ops`` twin), or libraries on one
         backend (JAX, Keras on JAX and TensorFlow's XLA, which all flush subnormals; numpy,
-        dask and array-api-strict), must not outvote the others."""
+        dask and array-api-strict), must not outvote the others. Members whose results are
+        :func:`narrower_members` come last in the pivot order."""
         pivots = self.pivot_order(group, ok)
+        narrow = narrower_members(outputs, ok)
+        pivots = [m for m in pivots if m not in narrow] + [m for m in pivots if m in narrow]
         voters = voting_members(group, ok, pivots, self.implementation)
         up = upcast(values, float_computed_slots(group, values, outputs))
         if up is not None:
