@@ -40,17 +40,15 @@ def test_nan_ordering_with_nan_input():
 
 
 def test_subnormal_via_rerun_with_flushed_inputs():
-    x = np.array([1.0, F32_SUB, 2.0], np.float32)
-    with np.errstate(divide="ignore", over="ignore"):
-        ref = 1.0 / x
-        out = 1.0 / flush_subnormals({"x": x})["x"]
+    x = np.array([1e-30, np.float32(1e-39), 2e-30], np.float32)  # 1e-39 is subnormal in float32
+    scale = np.float32(2.0 ** 126)
+    ref = x * scale
+    out = flush_subnormals({"x": x})["x"] * scale
 
     def rerun(inputs):
-        with np.errstate(divide="ignore", over="ignore"):
-            return 1.0 / inputs["x"]
+        return inputs["x"] * scale
 
-    with np.errstate(divide="ignore"):
-        assert cls([ref, out], 1, ref, {"x": x}, rerun_reference=rerun) is FindingClass.SUBNORMAL
+    assert cls([ref, out], 1, ref, {"x": x}, rerun_reference=rerun) is FindingClass.SUBNORMAL
 
 
 def test_flushing_explains_a_nan_before_the_nan_rules_do():
@@ -177,3 +175,14 @@ def test_index_outputs_that_differ_only_among_ties_are_recognised():
     # float outputs, or indices into nothing of their shape, are no ties
     assert not ties_only(stable.astype(np.float32), stable, [x])
     assert not ties_only(unstable, stable, [np.ones(4)])
+
+
+def test_flushing_is_no_cause_when_the_unflushed_rerun_gives_the_outlier_too():
+    """numpy.cross of float32 MAX values overflows to NaN in float32 whether or not a subnormal
+    elsewhere in the input is flushed; only the float64 reference is exact. The rerun on flushed
+    inputs matching the outlier then says nothing about flushing (the stop-31 audit's #16)."""
+    big = np.finfo(np.float32).max
+    x = np.array([big, big, F32_SUB], np.float32)
+    ref = np.array([0.0, 0.0, 0.0])  # the float64 evaluation
+    out = np.array([np.nan, np.nan, 0.0], np.float32)
+    assert cls([ref, out], 1, ref, {"x": x}, rerun_reference=lambda inputs: out) is not FindingClass.SUBNORMAL

@@ -230,8 +230,8 @@ def classify_value(
     """Class of the divergence of ``outputs[outlier]`` from ``reference`` on ``inputs``.
 
     ``rerun_reference(inputs)``, when given, evaluates the reference on other inputs (through the
-    sandbox) and returns its output or None; it is used for the flush-to-zero experiment, which
-    comes before the NaN rules: the reference on flushed inputs giving the outlier's result
+    sandbox) and returns its output or None; it is used for the flush-to-zero experiment (on the
+    flushed inputs and, as its control, on the inputs as they are), which comes before the NaN rules: the reference on flushed inputs giving the outlier's result
     explains a NaN too (``prod([1, -1e-45, inf])`` is NaN once -1e-45 is -0: -0 * inf).
     ``wide_reference``: the reference evaluated on the integer inputs widened to 64 bits (the
     exact result where the narrow one overflows); it decides integer overflow.
@@ -248,8 +248,13 @@ def classify_value(
     if has_sub and rerun_reference is not None:
         ftz = rerun_reference(flushed)
         if ftz is not None and np.asarray(ftz).shape == a.shape and _agree(a, np.asarray(ftz)):
-            return Classification(
-                FindingClass.SUBNORMAL, "reference on inputs flushed to zero matches the outlier")
+            # flushing must be what makes the difference: when the same evaluation of the
+            # reference on the inputs as they are gives the outlier's result too (a float32
+            # overflow where only the float64 reference is exact), the cause is elsewhere
+            plain = rerun_reference({k: np.asarray(v) for k, v in inputs.items()})
+            if plain is None or np.asarray(plain).shape != a.shape or not _agree(a, np.asarray(plain)):
+                return Classification(
+                    FindingClass.SUBNORMAL, "reference on inputs flushed to zero matches the outlier")
     if _has_nan(inputs):
         if _nan_pattern_differs(a, ref):
             return Classification(FindingClass.NAN, "NaN in the inputs; NaN positions differ")
