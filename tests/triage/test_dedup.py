@@ -24,6 +24,8 @@ from xamt.triage.dedup import OUT_OF_DOMAIN, Candidate, finding_signature, load_
     ({0: np.array([1.0, -2.0])}, "negative"),
     ({0: np.array([1.0, 2.0]), 1: -3.5}, "negative"),
     ({0: np.zeros(3, np.int64)}, "zero"),
+    # divide(-1.2e-38, 0): the zero divisor is the trigger, not the negative dividend
+    ({0: np.array([[-1.1754944e-38]], np.float32), 1: np.array([[0.0]], np.float32)}, "zero"),
     ({0: np.array([1.0, 2.0]), 1: "mean", 2: None}, "ordinary"),
     ({0: [np.array([1.0]), np.array([np.nan])]}, "nan"),
 ])

@@ -30,9 +30,10 @@ RULE_CLASSES = (FindingClass.STATUS, FindingClass.VALIDATION)
 OUT_OF_DOMAIN = "accepts out-of-domain input"
 
 #: the kinds of input value a finding is keyed by, most telling first: the first that the
-#: (minimised) input holds is its trigger
-TRIGGERS = ("nan", "+inf", "-inf", "subnormal", "int-extreme", "large", "empty", "-0", "negative",
-            "zero", "ordinary")
+#: (minimised) input holds is its trigger. An all-zero array (a zero divisor, log of 0) tells
+#: more than a negative number beside it
+TRIGGERS = ("nan", "+inf", "-inf", "subnormal", "int-extreme", "large", "empty", "-0", "zero",
+            "negative", "ordinary")
 
 
 def _array_flags(a: np.ndarray) -> str:
