@@ -59,7 +59,12 @@ def test_the_cause_before_triage_names_the_api_family_signal_and_trigger():
     assert cand.cause() == ("jax:exp", "value", "+inf")
     status = Candidate(group=group, input=None, values={0: np.float32([np.inf])}, members=[0, 1],
                        results=[], kind="status", member=0, signature="ValueError: #")
-    assert status.cause() == ("numpy:exp", "status", "ValueError: #")
+    # a refusal is its namespace's: one error message there is one code path, whichever API
+    assert status.cause() == ("numpy:numpy", "status", "ValueError: #")
+    log1p = NS(key="h", members=[NS(qualname="numpy.log1p", library="numpy", canonical="log1p", call="function")])
+    other = Candidate(group=log1p, input=None, values={0: np.float32([1.0])}, members=[0],
+                      results=[], kind="status", member=0, signature="ValueError: #")
+    assert other.cause() == status.cause()
 
 
 def test_an_api_family_is_its_distribution_or_its_operation():

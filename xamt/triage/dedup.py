@@ -259,13 +259,15 @@ class Candidate:
 
     def cause(self, adapters: Mapping[str, Any] | None = None) -> tuple[str, str, str]:
         """The root cause as the fuzz loop can tell it before triage: the suspected API's
-        family (:func:`api_family`, with ``adapters``), signal and the refusal rule (status),
-        nothing more (a crash) or the :func:`trigger` of the input."""
+        family (:func:`api_family`, with ``adapters``), signal and the refusal rule (status:
+        the family is the namespace, :func:`validation_family`, as for the finding), nothing
+        more (a crash) or the :func:`trigger` of the input."""
         m = self.group.members[self.members[self.member]]
-        api = api_family(m, (adapters or {}).get(m.library))
+        adapter = (adapters or {}).get(m.library)
         kind = str(getattr(self.kind, "value", self.kind))
         if kind == "status":
-            return (api, kind, self.signature)
+            return (validation_family(m, adapter), kind, self.signature)
+        api = api_family(m, adapter)
         return (api, kind, "" if kind == "crash" else trigger(self.values))
 
     @property

@@ -451,9 +451,10 @@ class Triage:
                      finding_signature(cls_name, values, rule, status=crash_status))
         # an inferred relation's similarity score (xamt.matching.inferred): how sure the match was
         score = (getattr(group, "evidence", None) or {}).get("matching", {}).get("score")
-        # a validation finding is its namespace's (whether it checks arguments), a crash its
-        # siblings' (one native routine), others the API's
-        family = (validation_family if cls_name == FindingClass.VALIDATION else
+        # a validation finding is its namespace's (whether it checks arguments), and so is a
+        # refusal (one error message in one namespace is one code path: tnp's integer paths all
+        # calling .astype on a tensor), a crash its siblings' (one native routine), others the API's
+        family = (validation_family if cls_name in (FindingClass.VALIDATION, FindingClass.STATUS) else
                   crash_family if cls_name == FindingClass.CRASH else api_family)
         finding = Finding(
             campaign_id=campaign_id, group_key=group.key, relation=group.relation,
