@@ -26,7 +26,7 @@ from xamt.exec.member import Hooks, PreparedMember
 from xamt.exec.normalise import LITERAL_FORMS
 from xamt.repro import _Code, _args_code, call_text
 
-__all__ = ["LiteralCall", "render", "MAX_ELEMENTS", "MAX_LINES"]
+__all__ = ["LiteralCall", "render", "render_or_why", "MAX_ELEMENTS", "MAX_LINES"]
 
 #: the most input elements a literal reproducer writes out
 MAX_ELEMENTS = 256
@@ -210,25 +210,35 @@ def render(title: str, outlier: LiteralCall, reference: LiteralCall | None, *, e
            rtol: float = 1e-5, atol: float = 1e-8, error_type: str | None = None,
            hang_limit: float | None = None, normalisation: str | None = None) -> str | None:
     """The literal reproducer's text, or None when this finding has none (see the module
-    docstring). ``expect``: ``value``, ``status`` (one side raises, the other returns),
-    ``internal`` (the outlier raises ``error_type``) or ``crash`` (the outlier's call kills
-    the process, or hangs past ``hang_limit`` seconds)."""
+    docstring; :func:`render_or_why` says why). ``expect``: ``value``, ``status`` (one side
+    raises, the other returns), ``internal`` (the outlier raises ``error_type``) or ``crash``
+    (the outlier's call kills the process, or hangs past ``hang_limit`` seconds)."""
+    return render_or_why(title, outlier, reference, expect=expect, rtol=rtol, atol=atol,
+                         error_type=error_type, hang_limit=hang_limit, normalisation=normalisation)[0]
+
+
+def render_or_why(title: str, outlier: LiteralCall, reference: LiteralCall | None, *, expect: str,
+                  rtol: float = 1e-5, atol: float = 1e-8, error_type: str | None = None,
+                  hang_limit: float | None = None, normalisation: str | None = None
+                  ) -> tuple[str | None, str]:
+    """:func:`render`'s text and ``""``, or None and why there is no literal form (a finding
+    keeps the reason, so a msgpack reproducer says why it is one)."""
     if expect != "crash" and reference is None:
-        return None
+        return None, "no reference member to call"
     norm = "v"
     for name in (normalisation or "none").split("|"):
         form = LITERAL_FORMS.get(name)
         if form is None:
-            return None
+            return None, f"no literal form of the output normalisation {name!r}"
         norm = form.format(v=norm)
     names, imports = _Names(), {"import sys", "import numpy as np"}
     try:
         got = _call(outlier, names, imports)
         want = _call(reference, names, imports) if reference is not None else None
-    except NotLiteral:
-        return None
-    except Exception:  # a member the plan cannot bind without the glue: keep the msgpack form
-        return None
+    except NotLiteral as exc:
+        return None, str(exc)
+    except Exception as exc:  # a member the plan cannot bind without the glue: keep the msgpack form
+        return None, f"the call cannot be written out: {type(exc).__name__}: {exc}"[:200]
     env = {}
     for call in (outlier, reference):
         if call is not None:
@@ -252,7 +262,7 @@ def render(title: str, outlier: LiteralCall, reference: LiteralCall | None, *, e
     else:
         verdict = _VERDICT.get(expect)
         if verdict is None:
-            return None
+            return None, f"no literal verdict for a {expect!r} finding"
         call = (lambda code: f"run(lambda: {code})") if norm == "v" else (lambda code: f"norm(run(lambda: {code}))")
         lines += ["", _RUN.strip("\n")]
         if norm != "v":  # the group's output normalisation, as the fuzzer compared
@@ -263,4 +273,6 @@ def render(title: str, outlier: LiteralCall, reference: LiteralCall | None, *, e
                   'print("REPRODUCED" if differs else "NOT REPRODUCED")',
                   "sys.exit(1 if differs else 0)"]
     text = "\n".join(lines) + "\n"
-    return text if text.count("\n") <= MAX_LINES else None
+    if text.count("\n") > MAX_LINES:
+        return None, f"{text.count(chr(10))} lines, more than {MAX_LINES}"
+    return text, ""

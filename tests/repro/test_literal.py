@@ -129,3 +129,40 @@ def test_non_finite_arguments_are_written_so_python_reads_them_back(tmp_path):
     text = literal.render("t", ok, ok, expect="status").replace("numpy.abs(x0)", "numpy.abs(undefined_name)", 1)
     done = _run(tmp_path, text)
     assert "REPRODUCED\n" not in done.stdout.replace("NOT REPRODUCED", "")
+
+
+def test_no_literal_form_says_why():
+    np_ad = _adapter("numpy")
+    small = literal.LiteralCall("numpy.sqrt", member("numpy", "numpy.sqrt", "numpy:sqrt", X), np_ad,
+                                {0: np.ones(2, np.float32)})
+    big = literal.LiteralCall("numpy.sqrt", small.member, np_ad, {0: np.ones(300, np.float32)})
+    assert literal.render_or_why("t", big, big, expect="value") == (None, "more than 256 input elements")
+    assert literal.render_or_why("t", small, None, expect="value") == (None, "no reference member to call")
+    text, why = literal.render_or_why("t", small, small, expect="value")
+    assert text is not None and why == ""
+
+
+def test_an_outlier_against_its_own_float64_evaluation_gets_a_literal_script(tmp_path):
+    """scipy.fft.dctn in float32 overflows to inf where its float64 run is finite: the reference
+    is the outlier itself on float64 inputs. Those findings kept the msgpack form (stop 31's
+    campaign: 8 of its 22 msgpack reproducers)."""
+    from types import SimpleNamespace as NS
+
+    from xamt.oracle import ErrorKinds
+    from xamt.triage.pipeline import Triage
+
+    np_ad = _adapter("numpy")
+    m = member("numpy", "numpy.exp", "numpy:exp", X)
+    group = NS(key="t:exp", relation="cross_library", members=[m])
+    t = Triage(executor=None, adapters={"numpy": np_ad}, kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
+    x = np.array([100.0, 1.0], np.float32)
+    spec = NS(title="Xamt finding: value", header="group t:exp", expect="value", rtol=1e-5, atol=1e-8,
+              error_type=None, hang_limit=None, normalisation=None)
+    finding = NS(outlier_api="numpy.exp")
+    text, why = t._literal(group, finding, 0, 0, {0: x.astype(np.float64)}, {0: x}, spec, {"why": "overflow"})
+    assert text is not None, why
+    assert "numpy.exp on float64 inputs" in text and "np.float64" in text
+    done = _run(tmp_path, text)
+    assert done.returncode == 1 and "REPRODUCED" in done.stdout, done.stdout + done.stderr
+    # without a float64 evaluation the outlier is no reference of its own
+    assert t._literal(group, finding, 0, 0, None, {0: x}, spec, {})[0] is None

@@ -530,10 +530,12 @@ class Triage:
         # msgpack form where there is none, or where the literal one does not reproduce
         forms = []
         # (none against a recorded reference: that one's output lives in a data file)
-        text = (self._literal(group, finding, outlier, ref_member, ref_values, values, spec, summary)
-                if recorded is None else None)
+        text, why_not = (self._literal(group, finding, outlier, ref_member, ref_values, values, spec, summary)
+                         if recorded is None else (None, "the reference's output is recorded in a data file"))
         if text is not None:
             forms.append(("literal", text, []))
+        else:
+            finding.summary["literal_why_not"] = why_not
         forms.append(("msgpack", repro.render(spec), repro.spec_inputs(spec)))
         for n, (form, text, inputs) in enumerate(forms):
             if n:  # the literal one did not reproduce: its script goes
@@ -552,6 +554,10 @@ class Triage:
             if v.reproduced:
                 finding.verified = True
                 break
+            if form == "literal":  # why the msgpack form follows, for whoever reads the finding
+                finding.summary["literal_why_not"] = (
+                    f"its replay did not reproduce (exit {v.returncode}{', timed out' if v.timed_out else ''}): "
+                    + " ".join(v.output_tail.split())[-300:])
         if self.verify and not finding.verified:
             if crash_status == "oom":
                 finding.summary["replay"]["note"] = "out-of-memory needs the sandbox's memory limit"
@@ -600,13 +606,16 @@ class Triage:
 
     def _literal(self, group: Any, finding: Finding, outlier: int, ref_member: int | None,
                  ref_values: dict[int, Any] | None, values: dict[int, Any], spec: Any,
-                 summary: Mapping[str, Any]) -> str | None:
-        """The literal reproducer's text (:mod:`xamt.literal`), or None where there is none."""
+                 summary: Mapping[str, Any]) -> tuple[str | None, str]:
+        """The literal reproducer's text (:mod:`xamt.literal`) and ``""``, or None and why
+        there is none."""
         out_m = group.members[outlier]
         out_call = literal.LiteralCall(finding.outlier_api or out_m.qualname, out_m,
                                        self.adapters[out_m.library], values)
         ref_call = None
-        if ref_member is not None and ref_member != outlier:
+        # the reference may be the outlier itself on float64 inputs (a float32 overflow where
+        # its float64 evaluation is finite): a second call of it, on those inputs
+        if ref_member is not None and (ref_member != outlier or ref_values is not None):
             ref_m = group.members[ref_member]
             label = ref_m.qualname + (" on float64 inputs" if ref_values is not None else "")
             ref_call = literal.LiteralCall(label, ref_m, self.adapters[ref_m.library],
@@ -614,9 +623,9 @@ class Triage:
         why = " ".join(str(summary.get("why", "")).split())[:160]
         # the group line names the relation (and an inferred relation's score)
         title = "\n".join([spec.title, spec.header.splitlines()[0], *([f"Why: {why}"] if why else [])])
-        return literal.render(title.replace('"' * 3, "'" * 3), out_call, ref_call, expect=spec.expect,
-                              rtol=spec.rtol, atol=spec.atol, error_type=spec.error_type,
-                              hang_limit=spec.hang_limit, normalisation=spec.normalisation)
+        return literal.render_or_why(title.replace('"' * 3, "'" * 3), out_call, ref_call, expect=spec.expect,
+                                     rtol=spec.rtol, atol=spec.atol, error_type=spec.error_type,
+                                     hang_limit=spec.hang_limit, normalisation=spec.normalisation)
 
     def _hang_limit(self, member: Any) -> float:
         """Seconds a timeout reproducer lets the hanging call run: well above the sandbox's
