@@ -148,6 +148,10 @@ def test_a_number_where_the_reference_returns_nan_is_validation_and_the_reverse_
     out = np.array([0.0, 0.5], np.float32)        # jax: 0
     c = classify_value([out], 0, ref, {"n": np.array([-1.0, 3.0], np.float32)})
     assert c.finding_class == FindingClass.VALIDATION
+    # on an infinite input the reference's NaN is IEEE arithmetic (inf // 2 in numpy), no
+    # domain check: tf's floor-divide returning inf is a NaN finding of its own (stop 31's #102)
+    c = classify_value([out], 0, ref, {"n": np.array([np.inf, 3.0], np.float32)})
+    assert c.finding_class == FindingClass.NAN and "infinite" in c.why
     # the outlier's NaN where the reference computes a number: a NaN finding on the outlier
     c = classify_value([ref], 0, out, {"n": np.array([-1.0, 3.0], np.float32)})
     assert c.finding_class == FindingClass.NAN
