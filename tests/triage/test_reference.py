@@ -558,3 +558,30 @@ def test_a_member_that_narrowed_the_result_is_no_reference():
     assert narrower_members({0: np.array([1], np.int32), 1: np.array([2.0])}, [0, 1]) == set()
     assert narrower_members({0: (np.array([1.0], np.float32), np.array([1], np.int64)),
                      1: (np.array([1.0]), np.array([1], np.int64))}, [0, 1]) == {0}
+
+
+def test_an_edge_input_that_no_library_evaluates_in_its_dtype_is_at_the_edge():
+    """numpy.cross of float32 MAX values: NaN in numpy, inf in torch (a fused multiply-add), 0 in
+    float64. No library holds the float64 result, so blaming one was arbitrary (stop 31's read
+    #16); the edge-of-range policy names it. One member holding it keeps the finding."""
+    import numpy as np
+
+    from xamt.triage.pipeline import Triage
+    from xamt.triage.reference import none_holds
+
+    big = np.finfo(np.float32).max
+    values = {0: np.array([big, big, 1.0], np.float32)}
+    ref = np.array([0.0, 0.0, 0.0])
+    outputs = {0: np.array([np.nan, np.nan, 0.0], np.float32), 1: np.array([np.inf, -np.inf, 0.0], np.float32)}
+    assert none_holds(outputs, [0, 1], 0, ref, None, [np.dtype(np.float32)])
+    group = NS(tolerance=None)
+    out = outputs[0]
+    assert Triage._edge(values, outputs, [0, 1], 0, ref, {0: values[0].astype(np.float64)}, out, group)
+    # a library that gives the float64 result: the others' results are its outliers
+    held = {**outputs, 2: np.array([0.0, 0.0, 0.0], np.float32)}
+    assert not none_holds(held, [0, 1, 2], 0, ref, None, [np.dtype(np.float32)])
+    assert not Triage._edge(values, held, [0, 1, 2], 0, ref, {0: values[0].astype(np.float64)}, out, group)
+    # no float64 evaluation, or ordinary inputs: not at the edge
+    assert not Triage._edge(values, outputs, [0, 1], 0, ref, None, out, group)
+    small = {0: np.array([1.0, 2.0, 3.0], np.float32)}
+    assert not Triage._edge(small, outputs, [0, 1], 0, ref, {0: small[0].astype(np.float64)}, out, group)

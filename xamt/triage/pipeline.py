@@ -43,7 +43,7 @@ from xamt.triage.policy import Policies, at_edge, computation_dtype, load_polici
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
     Conditioning, ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, load_call_order,
-    element_moves, load_conditioning, perturbed, pivot_order, upcast, within_noise,
+    element_moves, load_conditioning, none_holds, perturbed, pivot_order, upcast, within_noise,
 )
 
 __all__ = ["Candidate", "Triage", "TriageOutcome", "input_signature", "upcast", "declared_originals",
@@ -312,7 +312,21 @@ class Triage:
                             expect="value", ref_member=ref_member, ref_values=ref_values,
                             ref_label=ref_label, ref_output=ref_value,
                             tol=(rep.tolerance.rtol, rep.tolerance.atol) if rep else (1e-5, 1e-8),
-                            edge=arrays_compared and at_edge([ref_leaf], computation_dtype([*input_dtypes(values), out_leaf.dtype])))
+                            edge=arrays_compared and self._edge(values, outputs, ok, leaf, ref_leaf, ref_values,
+                                                                out_leaf, group))
+
+    @staticmethod
+    def _edge(values: Mapping[int, Any], outputs: Mapping[int, Any], ok: Sequence[int], leaf: int,
+              ref_leaf: np.ndarray, ref_values: Mapping[int, Any] | None, out_leaf: np.ndarray,
+              group: Any) -> bool:
+        """At the edge of the float range: the reference's result is, or an input is and no
+        member's evaluation in the input's precision holds the float64 result (numpy.cross of
+        float32 MAX values: NaN in some libraries, inf in others, 0 in float64)."""
+        dtype = computation_dtype([*input_dtypes(values), out_leaf.dtype])
+        if at_edge([ref_leaf], dtype):
+            return True
+        return (ref_values is not None and at_edge(numeric_arrays(values), dtype)
+                and none_holds(outputs, ok, leaf, ref_leaf, group.tolerance or None, input_dtypes(values)))
 
     # -- status and internal errors ------------------------------------------------------------
     def _raised(self, cand: Candidate, campaign_id: int, *, internal: bool) -> TriageOutcome:

@@ -306,6 +306,24 @@ def narrower_members(outputs: Mapping[int, Any], ok: Sequence[int]) -> set[int]:
     return {mi for mi, marks in per_member.items() if any(size < widest[at] for at, size in marks)}
 
 
+def none_holds(outputs: Mapping[int, Any], ok: Sequence[int], leaf: int, ref_leaf: np.ndarray,
+               tol: Any, inputs: Sequence[np.dtype] = ()) -> bool:
+    """Whether no member of ``ok`` gives the float64 reference ``ref_leaf`` at leaf ``leaf``
+    within the tolerance of the dtype it computed in (or that reference rounded to its dtype):
+    every library's evaluation in the input's precision lost the result, so none of them is
+    the one to blame."""
+    dtypes = Counter(a.dtype for mi in ok for a in leaves(outputs[mi]) if isinstance(a, np.ndarray))
+    for mi in ok:
+        lv = leaves(outputs[mi])
+        a = lv[leaf] if leaf < len(lv) else None
+        if not isinstance(a, np.ndarray) or a.shape != ref_leaf.shape:
+            continue
+        own = computation_tolerance(tol, [*inputs, a.dtype]) if inputs else tol
+        if compare_group([ref_leaf, a], reference=0, tol=own).values_agree or _rounds_to(a, ref_leaf, tol, dtypes):
+            return False
+    return True
+
+
 def agreement(group: Any) -> Agreement:
     """The agreement test of ``group`` (its own tolerance, else the comparator's defaults)."""
     return Agreement(getattr(group, "tolerance", None) or None)
