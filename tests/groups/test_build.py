@@ -377,6 +377,19 @@ def test_a_build_out_of_budget_stores_what_it_validated_and_the_next_resumes(tmp
     assert (rest.built, rest.left, rest.resumed) == (3, 0, 0) and len(load_registry(store)) == 3
 
 
+def test_a_build_leaves_what_is_still_in_flight_after_the_budgets_grace(tmp_path, pool, adapters):
+    """A candidate still running a tenth of the budget after it ends is left for the next build
+    (PyTensor's probes, a minute each, kept a 20-minute build running for 10 more); without the
+    grace this build would wait for the sandbox's 10 s timeout."""
+    slow = unary("x:slow/generic", [("numpy", "numpy.abs", "numpy:abs"), ("crashy", f"{C}.slow_abs", f"{C}:slow_abs")])
+    store = Store(tmp_path / "xamt.db")
+    res = build_registry(store, candidates=[slow], pool=pool, registry=_registry(adapters), budget_s=1.5)
+    # left: in flight when the grace ran out, or (on a slow machine) never started
+    assert (res.built, res.left) == (0, 1)
+    assert res.stats["build"]["seconds"] < 9.0, res.stats["build"]
+    assert load_registry(store) == []
+
+
 def test_candidates_are_validated_cross_library_first_and_inferred_pairs_last_best_first():
     from types import SimpleNamespace as NS
 

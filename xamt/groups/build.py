@@ -14,6 +14,7 @@ import json
 import os
 import time
 from collections import Counter
+from queue import Empty
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
@@ -37,6 +38,9 @@ _log = get_logger("groups.build")
 
 #: bump when validation rules change in code: every candidate is validated again
 BUILD_VERSION = 7
+#: seconds (at most a tenth of the budget) that candidates in flight when a build's budget is
+#: spent may take to finish; the rest are left, unvalidated, for the next build
+BUDGET_GRACE_S = 60.0
 
 
 @dataclass
@@ -193,7 +197,8 @@ def build_registry(
     ``inputs``, ``normalisations``, ``annotations``, ``settings``); ``ray``: validate on a Ray
     cluster (``local``, ``auto`` or an address; :mod:`xamt.exec.cluster`), one actor per node
     with a pool sized to its CPUs, while this process keeps the store. ``budget_s``: start no
-    candidate after this many seconds (those in flight finish and are stored); the next build
+    candidate after this many seconds (those in flight get :data:`BUDGET_GRACE_S` more, at most a
+    tenth of the budget, to finish and be stored; the rest are left); the next build
     resumes with the rest, in the same order (cross-library groups first).
     """
     t0 = time.monotonic()
@@ -255,6 +260,7 @@ def build_registry(
         pool = open_pool(workers=workers, **conf)
     bar = _BuildProgress(len(todo), progress)
     interrupted = False
+    abandoned = 0
     built = left = 0
     runner: Any = None
     try:
@@ -273,11 +279,22 @@ def build_registry(
                     _log.warning("registry build: budget of %.0f s spent; %d candidate(s) left for the next "
                                  "`xamt groups build`, which resumes from here", budget_s, left)
                     queue.clear()
+                if (budget_s is not None and len(runner)
+                        and time.monotonic() - t0 >= budget_s + min(BUDGET_GRACE_S, budget_s / 10)):
+                    # what is still in flight is left for the next build: a library whose probes
+                    # compile for a minute each (PyTensor's C backend) kept a 20-minute build
+                    # running for 10 more
+                    left += len(runner)
+                    abandoned = len(runner)
+                    _log.warning("registry build: %d candidate(s) still in flight after the budget's grace "
+                                 "are left for the next build", abandoned)
+                    break
                 while queue and len(runner) < settings.window * runner.pools:
                     g, _ = queue.pop()
                     bar.started(g.key)
                     runner.start(g)
-                for key, result in runner.wait():
+                # with a budget, the wait wakes each second to look at the clock
+                for key, result in runner.wait(1.0 if budget_s is not None else None):
                     _persist(store, vkey, result, fingerprints[key])
                     built += 1
                     bar.finished(key)
@@ -290,12 +307,12 @@ def build_registry(
         bar.close()
         execution = runner.close() if runner is not None else {}
         if own_pool and pool is not None:
-            pool.close(wait=not interrupted)
+            pool.close(wait=not (interrupted or abandoned))
     seconds = time.monotonic() - t0
     stats = registry_stats(store, vkey)
     stats["build"] = {"candidates": len(selected), "validated_now": built, "resumed": resumed,
-                      "left": left, "seconds": round(seconds, 1), "workers": workers, "libraries": libs,
-                      "execution": execution}
+                      "left": left, "abandoned_in_flight": abandoned, "seconds": round(seconds, 1),
+                      "workers": workers, "libraries": libs, "execution": execution}
     if pool is not None and not ray:  # worker starts, deaths and outcomes by status
         stats["build"]["pool"] = {k: v for k, v in pool.stats.items() if v}
     if ray and runner is not None:
@@ -358,8 +375,11 @@ class _LocalBuild:
     def start(self, group: Any) -> None:
         self.scheduler.start(group.key, self.jobs.steps(group))
 
-    def wait(self) -> list[tuple[str, CandidateResult]]:
-        return self.scheduler.wait()
+    def wait(self, timeout: float | None = None) -> list[tuple[str, CandidateResult]]:
+        try:
+            return self.scheduler.wait(timeout)
+        except Empty:  # nothing finished within ``timeout``
+            return []
 
     def close(self) -> dict[str, int]:
         return self.jobs.summary()
@@ -387,7 +407,8 @@ class _RayBuild:
         self._keys[self._tokens] = group.key
         self.shards.start(self._tokens, group.key, group)
 
-    def wait(self) -> list[tuple[str, CandidateResult]]:
+    def wait(self, timeout: float | None = None) -> list[tuple[str, CandidateResult]]:
+        # the shards answer every half second whatever the timeout
         return [(self._keys.pop(token), result) for token, result, _ in self.shards.wait(0.5)]
 
     def close(self) -> dict[str, float]:
