@@ -70,6 +70,7 @@ _AFFINITY_WINDOW = 512        # most queued tasks of other workers' keys a batch
 _ENCODED_IN_CALLER = 64       # run() encodes this many tasks itself; the manager thread the rest
 _ENCODE_AHEAD = 64            # tasks the manager encodes per turn ahead of need
 _START_FAILURES = 3           # consecutive worker start failures that break the pool
+_MEMORY_CHECK_S = 1.0         # a worker's memory is read at most this often (recycle_memory)
 
 
 _TENSOR_INFOS: Dict[Tuple[Any, ...], Tuple[TensorInfo, ...]] = {}
@@ -87,6 +88,19 @@ def _tensor_infos(tensors: List[List[Any]]) -> Tuple[TensorInfo, ...]:
         if len(_TENSOR_INFOS) < 4096:
             _TENSOR_INFOS[key] = infos
     return infos
+
+
+def _anon_resident(pid: int) -> Optional[int]:
+    """Anonymous resident bytes of process ``pid`` (``RssAnon``; None when it cannot be read):
+    what a worker allocated itself, plus the pages it shares copy-on-write with its zygote."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"RssAnon:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _check_positive(name: str, value: Any, *, allow_none: bool, integer: bool, minimum: float = 0) -> None:
@@ -142,6 +156,11 @@ class SandboxPool(ZygoteClient, Deadlines):
         help_after: an idle worker with nothing of its own queued takes tasks whose affinity
             key belongs to a busy worker once that worker's running task has run this many
             seconds (None: never). Sooner, the owner takes them itself, where their caches are.
+        recycle_memory: a worker whose anonymous resident memory (``RssAnon``: heap, arenas,
+            caches of compiled programs) has grown by more than this many bytes since it
+            started is replaced after the tasks it holds (None: never). A soft limit that keeps
+            the pool's memory in bounds over hours; ``memory_limit`` is the hard one, per task.
+            Read at most once a second per worker; settable at any time.
     """
 
     def __init__(
@@ -167,6 +186,7 @@ class SandboxPool(ZygoteClient, Deadlines):
         warmup: Sequence[str] = (),
         nice: int = 0,
         help_after: Optional[float] = 0.25,
+        recycle_memory: Optional[int] = None,
     ) -> None:
         if isinstance(preload, str) or not all(isinstance(m, str) and _MODULE_NAME.match(m) for m in preload):
             raise ConfigError(f"preload must be a sequence of module names, got {preload!r}")
@@ -181,6 +201,7 @@ class SandboxPool(ZygoteClient, Deadlines):
         _check_positive("timeout", timeout, allow_none=True, integer=False)
         _check_positive("memory_limit", memory_limit, allow_none=True, integer=True, minimum=(16 << 20) - 1)
         _check_positive("max_tasks_per_worker", max_tasks_per_worker, allow_none=True, integer=True)
+        _check_positive("recycle_memory", recycle_memory, allow_none=True, integer=True)
         _check_positive("batch_size", batch_size, allow_none=False, integer=True)
         if isinstance(spares, bool) or not isinstance(spares, int) or not 0 <= spares <= 64:
             raise ConfigError(f"spares must be an integer from 0 to 64, got {spares!r}")
@@ -222,6 +243,7 @@ class SandboxPool(ZygoteClient, Deadlines):
         self.timeout = float(timeout) if timeout is not None else None
         self.memory_limit = memory_limit
         self.max_tasks_per_worker = max_tasks_per_worker
+        self.recycle_memory = recycle_memory
         self.python = python or sys.executable
         self.confirm = confirm
         self.start_method = start_method
@@ -263,9 +285,10 @@ class SandboxPool(ZygoteClient, Deadlines):
         self._cancel_deadline: Optional[float] = None
         #: counters: tasks submitted, worker starts and deaths, confirmation runs, tasks an idle
         #: worker took from a stuck owner of their affinity key, taking the key over
-        #: (``helped``), outcomes by status
+        #: (``helped``), workers replaced for their memory's growth (``recycled_memory``),
+        #: outcomes by status
         self.stats: Dict[str, int] = dict.fromkeys(
-            ["submitted", "abandoned", "worker_starts", "deaths", "confirm_runs", "helped"]
+            ["submitted", "abandoned", "worker_starts", "deaths", "confirm_runs", "helped", "recycled_memory"]
             + [s.value for s in Status], 0)
 
         self._root = tempfile.mkdtemp(prefix="sandbox-")
@@ -871,6 +894,7 @@ class SandboxPool(ZygoteClient, Deadlines):
         elif kind == "hello":
             _, w.pid, w.data_limit, w.mode, confined = message
             w.greeted = True
+            w.anon_base = _anon_resident(w.pid)
             self.ready_times.append(time.monotonic() - w.requested_at)
             if confined is not None:
                 self._check_confined(confined)
@@ -922,12 +946,29 @@ class SandboxPool(ZygoteClient, Deadlines):
                                        _tensor_infos(tensors) if tensors else (), p.task)
             if outcome.status is _OOM:
                 w.retire_after = True  # a worker that hit its limit may be fragmented: replace it
+        if self.recycle_memory is not None and not w.retire_after:
+            self._check_growth(w)
         if not w.inflight and w.state == BUSY:
             w.state = IDLE
             w.next_check = None
             if w.kill_reason is None and (self._exhausted(w) or self._surplus()):
                 self._retire(w)
         self._complete(p, outcome)
+
+    def _check_growth(self, w: WorkerRecord) -> None:
+        """Retire ``w`` after the tasks it holds once its anonymous memory grew past
+        ``recycle_memory`` (read at most once a second: a read costs a few tens of microseconds)."""
+        now = time.monotonic()
+        if now < w.memory_check_at or w.pid is None:
+            return
+        w.memory_check_at = now + _MEMORY_CHECK_S
+        anon = _anon_resident(w.pid)
+        if anon is None or w.anon_base is None:
+            w.anon_base = w.anon_base if anon is None else anon
+            return
+        if anon - w.anon_base > self.recycle_memory:
+            w.retire_after = True
+            self.stats["recycled_memory"] += 1
 
     def _on_pidfd(self, w: WorkerRecord) -> None:
         if w.dead_at is None:

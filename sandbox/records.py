@@ -63,7 +63,7 @@ class WorkerRecord:
         "wid", "sock", "reader", "workdir", "progress", "pid", "pidfd", "state", "inflight", "frames",
         "reported", "dispatched", "next_check", "data_limit", "mode", "kill_reason", "kill_tid",
         "kill_started_at", "kill_at", "dead_at", "retire_after", "registered", "exit_deadline", "oom_kills",
-        "greeted", "requested_at",
+        "greeted", "requested_at", "anon_base", "memory_check_at",
     )
 
     def __init__(self, wid: int, sock: socket.socket, workdir: str, progress: ProgressPage) -> None:
@@ -93,6 +93,8 @@ class WorkerRecord:
         self.oom_kills = classify.oom_kill_count()  # the kernel's count when this worker started
         self.greeted = False  # its hello arrived: it started
         self.requested_at = time.monotonic()  # asked of the zygote (fork-to-ready is measured from here)
+        self.anon_base: Optional[int] = None  # its anonymous resident bytes when it said hello
+        self.memory_check_at = 0.0  # when its memory may be read again (recycle_memory)
 
     def running(self) -> Tuple[int, float]:
         """(index in ``inflight`` of the task running now, or -1; its start time)."""

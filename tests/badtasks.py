@@ -199,6 +199,16 @@ def getpid() -> int:
     return os.getpid()
 
 
+_HELD: list = []
+
+
+def hold(megabytes: int) -> int:
+    """Allocate ``megabytes`` (every page written) and keep them, as a cache that only grows
+    does; returns the worker's pid."""
+    _HELD.append(bytearray(b"\x01") * (megabytes << 20))
+    return os.getpid()
+
+
 def sleep(seconds: float) -> float:
     time.sleep(seconds)
     return seconds

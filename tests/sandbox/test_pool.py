@@ -89,7 +89,7 @@ def test_unserializable_argument_is_refused_at_submission(numpy_pool):
 
 @pytest.mark.parametrize("kwargs", [
     {"workers": 0}, {"workers": 1.5}, {"timeout": -1}, {"timeout": float("inf")}, {"memory_limit": 1000},
-    {"memory_limit": -5}, {"max_tasks_per_worker": 0}, {"batch_size": 0}, {"start_method": "thread"},
+    {"memory_limit": -5}, {"max_tasks_per_worker": 0}, {"recycle_memory": 0}, {"batch_size": 0}, {"start_method": "thread"},
     {"python": "/no/such/python"}, {"preload": "numpy"}, {"preload": ("not a module",)}, {"spares": -1},
     {"capture_limit": 10}, {"kill_grace": -1}, {"confirm": "yes"}, {"env": {"A": 1}}, {"file_size_limit": 10},
     {"warmup": "os:getpid"}, {"warmup": ("os",)}, {"warmup": ("os:get pid",)}, {"nice": -1}, {"nice": 20},
@@ -302,6 +302,23 @@ def test_workers_are_replaced_after_max_tasks():
     with SandboxPool(workers=1, max_tasks_per_worker=5) as pool:
         pids = [o.value for o in pool.run([Task(BAD + "getpid") for _ in range(20)])]
     assert len(set(pids)) == 4 and all(pids.count(p) == 5 for p in set(pids))
+
+
+def test_a_worker_whose_memory_grew_past_recycle_memory_is_replaced():
+    """A soft memory limit: the worker that kept 96 MB is replaced after its task; one that kept
+    8 MB, under the 48 MB allowed, stays."""
+    with SandboxPool(workers=1, spares=0, recycle_memory=48 << 20) as pool:
+        small = pool.run([Task(BAD + "hold", (8,))])[0].value
+        time.sleep(1.1)  # a worker's memory is read at most once a second
+        assert pool.run([Task(BAD + "getpid")])[0].value == small and pool.stats["recycled_memory"] == 0
+        time.sleep(1.1)
+        big = pool.run([Task(BAD + "hold", (96,))])[0].value
+        assert big == small and pool.stats["recycled_memory"] == 1
+        assert pool.run([Task(BAD + "getpid")])[0].value != big
+    with SandboxPool(workers=1, spares=0) as pool:  # without the option: kept, whatever it holds
+        big = pool.run([Task(BAD + "hold", (96,))])[0].value
+        time.sleep(1.1)
+        assert pool.run([Task(BAD + "getpid")])[0].value == big and pool.stats["recycled_memory"] == 0
 
 
 def test_retirement_does_not_depend_on_eof(caplog):
