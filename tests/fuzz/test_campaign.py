@@ -269,3 +269,27 @@ def test_checkpoints_come_at_least_every_window_of_iterations(tmp_path, monkeypa
     gaps = [b - a for a, b in zip([0] + committed, committed)]
     assert max(gaps) <= 8, gaps
     assert committed[-1] == res.iterations
+
+
+def test_workers_that_outgrow_the_memory_budget_are_replaced(tmp_path, monkeypatch):
+    """With a budget the tree is always over, every worker may grow by the floor only (one
+    byte here, read every second): the workers are replaced as they outgrow it, and the
+    campaign goes on."""
+    import xamt.fuzz.campaign as campaign_mod
+
+    real = campaign_mod.MemoryGovernor
+
+    def governor(pools, budget, **kw):
+        kw.update(floor=1, every_s=1.0)
+        return real(pools, budget, **kw)
+
+    monkeypatch.setattr(campaign_mod, "MemoryGovernor", governor)
+    out = tmp_path / "memory"
+    make_store(out)
+    res = run_campaign(FuzzConfig(out=out, libraries=["numpy"], budget_s=8, workers=2, window=8,
+                                  timeout=5, progress=False, triage=False, memory_budget=1 << 20))
+    with Store(out / "xamt.db") as st:
+        c = FindingsStore(st).campaign(res.campaign_id)
+    assert c.settings["memory"]["worker_growth_mib"] == 0 and c.settings["memory"]["readings"] >= 3
+    assert c.settings["pool"].get("recycled_memory", 0) >= 1
+    assert res.iterations > 50

@@ -37,6 +37,7 @@ from xamt.errors import ConfigError, XamtError
 from xamt.findings import Campaign, FindingsStore, histogram_of
 from xamt.fuzz.devices import DevicePlan, discover, resolve, with_device_twins
 from xamt.fuzz.engine import Engine, LocalExecutor
+from xamt.fuzz.memory import MemoryGovernor, machine_memory
 from xamt.fuzz.schedule import SLOW, Proposal, Schedule, ScheduleSettings, load_settings
 from xamt.fuzz.search import Search
 from xamt.groups.agree import Agreement, input_dtypes
@@ -94,6 +95,9 @@ class FuzzConfig:
     window: int | None = None
     timeout: float = 10.0
     memory_limit: int | None = 4 << 30
+    #: bytes the campaign's process tree should stay within (None: ``memory_share`` of
+    #: ``fuzzing.toml`` times this machine's memory); see :mod:`xamt.fuzz.memory`
+    memory_budget: int | None = None
     relations: Sequence[str] | None = None
     triage: bool = True
     minimise_budget: int = 24
@@ -314,6 +318,8 @@ class _Fuzzer:
         self._iterations_before = 0
         self.window = cfg.window or settings.window_per_worker * cfg.workers
         self.progress = Progress(False, total=None)
+        #: sizes the workers' memory growth to the budget (a local campaign; None on Ray)
+        self.memory: MemoryGovernor | None = None
 
     # -- search hooks -----------------------------------------------------------------------
     def _mutate(self, key: str, parent: Any, rng: np.random.Generator) -> Any:
@@ -656,6 +662,8 @@ class _Fuzzer:
             while len(self._rates) > 2 and now - self._rates[0][0] > 10.0:
                 self._rates.popleft()
             self.progress.update(self.start_elapsed + self.elapsed(), self.status_line())
+        if self.memory is not None:
+            self.memory.tick(now)
 
     def status_line(self) -> str:
         """The live line: rates, coverage, the triage queue and findings by class."""
@@ -785,6 +793,15 @@ class _LocalBackend:
 
     def executor(self, group_executor: Any) -> LocalExecutor:
         return LocalExecutor(self.pool, group_executor, isolation=self.isolation)
+
+    def sandbox_pools(self) -> list[Any]:
+        """Every :class:`sandbox.SandboxPool` now running: one per runtime, of the main pool
+        and of the isolation pool once it started."""
+        out: list[Any] = []
+        for pool in (self.pool, self._isolation):
+            if pool is not None:
+                out.extend(getattr(pool, "pools", {None: pool}).values())
+        return out
 
     def describe(self) -> str:
         return self.pool.describe()
@@ -950,6 +967,11 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
         if cfg.resume:
             fuzzer.restore()
         fuzzer.isolate_apis(tuple(a.split(":", 1)) for a in killers if ":" in a)
+        if not cfg.ray:
+            budget = cfg.memory_budget or int(schedule_settings.memory_share * machine_memory())
+            fuzzer.memory = MemoryGovernor(backend.sandbox_pools, budget,
+                                           floor=schedule_settings.worker_growth_min_mib << 20,
+                                           ceiling=cfg.memory_limit)
         seconds = 0.0
         try:
             seconds = fuzzer.run(backend.executor(fuzzer.executor), start_elapsed)
@@ -962,6 +984,8 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
             campaign.finished = time.time()
             stats = backend.close()  # iterations still in flight are cancelled
             campaign.settings["pool"] = {k: v for k, v in stats.items() if v}  # deaths, confirmations
+            if fuzzer.memory is not None:
+                campaign.settings["memory"] = fuzzer.memory.summary()
             if cfg.ray:
                 campaign.settings["ray_run"] = backend.final
             fuzzer.checkpoint(list(fuzzer.groups), float(campaign.settings.get("elapsed_s", 0.0)))

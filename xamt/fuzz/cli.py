@@ -30,6 +30,10 @@ def _configure_fuzz(p: argparse.ArgumentParser) -> None:
                    help="seconds per member call before it counts as a hang (default 10; compiled calls get "
                         "validation.toml's compiled_timeout, first calls expected to compile five times "
                         "what the registry build timed)")
+    p.add_argument("--memory-budget", type=float, default=None, metavar="GIB",
+                   help="GiB the campaign's processes (driver, zygotes, workers) should stay within: a "
+                        "worker whose memory outgrows its share is replaced after its task (default: "
+                        "fuzzing.toml's memory_share of this machine's memory)")
     p.add_argument("--max-groups", type=int, default=None, help="fuzz a random subset of this many groups")
     p.add_argument("--no-triage", action="store_true", help="find divergences but do not triage them")
     p.add_argument("--devices", default="auto", metavar="auto|cpu|LIST",
@@ -49,11 +53,14 @@ def _run_fuzz(args: argparse.Namespace) -> int:
     relations = [r.strip() for r in args.relations.split(",") if r.strip()] if args.relations else None
     if args.window is not None and args.window < 1:
         raise XamtError("--window must be at least 1")
+    if args.memory_budget is not None and not 0 < args.memory_budget < float("inf"):
+        raise XamtError(f"--memory-budget must be a positive number of GiB, got {args.memory_budget}")
     cfg = FuzzConfig(out=Path(args.out), libraries=libs, budget_s=parse_budget(args.budget),
                      workers=args.workers, seed=args.seed, resume=args.resume,
                      guided=not args.unguided, relations=relations, window=args.window,
                      timeout=args.timeout, max_groups=args.max_groups, triage=not args.no_triage,
-                     progress=not args.no_progress, devices=parse_devices(args.devices), ray=args.ray)
+                     progress=not args.no_progress, devices=parse_devices(args.devices), ray=args.ray,
+                     memory_budget=None if args.memory_budget is None else int(args.memory_budget * (1 << 30)))
     res = run_campaign(cfg)
     print(f"campaign {res.campaign_id}: {res.groups} groups, {res.iterations} group-iterations "
           f"({res.iterations_per_s:.1f}/s), {res.executions} executions in {res.seconds:.0f}s")

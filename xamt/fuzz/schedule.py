@@ -111,6 +111,8 @@ class ScheduleSettings:
     group_inflight: int = 2
     isolated_inflight: int = 4
     quarantine_after: int = 2
+    memory_share: float = 0.45
+    worker_growth_min_mib: int = 256
 
 
 def load_settings(path: str | Path | None = None) -> ScheduleSettings:
@@ -140,11 +142,13 @@ def load_settings(path: str | Path | None = None) -> ScheduleSettings:
                              **{k: type(getattr(ScheduleSettings, k))(v) for k, v in sched.items()})
     except (TypeError, ValueError) as exc:
         raise DataFileError(f"{where} [schedule]: {exc}") from exc
+    if not 0.0 < s.memory_share <= 1.0:
+        raise DataFileError(f"{where} [schedule]: memory_share must be within (0, 1]")
     for name in ("structural", "structural_compiled", "compiled_share", "floor_by"):
         if not 0.0 <= getattr(s, name) <= 1.0:
             raise DataFileError(f"{where} [schedule]: {name} must be within [0, 1]")
     at_least_one = ("window_per_worker", "slow_lanes", "group_inflight", "floor_burst",
-                    "isolated_inflight")
+                    "isolated_inflight", "worker_growth_min_mib")
     positive = ("checkpoint_seconds", "help_after_s", "group_cap_s", "group_cap_factor", "hang_floor_s",
                 "hang_factor", "first_call_factor")
     if (any(getattr(s, n) < 1 for n in at_least_one) or any(getattr(s, n) <= 0 for n in positive)
