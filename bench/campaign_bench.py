@@ -18,7 +18,8 @@ same campaign twice: first with empty compile caches, then with the caches the f
 - triage seconds, findings by class and by outlier library, time to the first and the tenth
   finding;
 - the campaign's process tree at its largest: the sum of its processes' PSS (shared pages
-  counted once) and of their RSS, sampled every two seconds.
+  counted once) and of their RSS, sampled every two seconds; at the PSS peak, its split by role
+  and the largest processes' PSS; and the PSS total every 30 s.
 
 Example: ``python bench/campaign_bench.py --store xamt-out --budget 20m --runs cold,warm``.
 """
@@ -124,6 +125,10 @@ class _ProcessSampler(threading.Thread):
         self.cpu: dict[int, tuple[str, float]] = {}
         self.peak_rss = self.peak_pss = 0
         self.peak_processes = 0
+        self.peak_pss_by_role: dict[str, float] = {}
+        self.peak_largest_gib: list[float] = []  # the largest processes' PSS at the peak
+        self.pss_series: list[tuple[int, float]] = []  # (seconds, GiB) every 30 s
+        self.t0 = time.monotonic()
 
     def run(self) -> None:
         turn = 0
@@ -147,9 +152,18 @@ class _ProcessSampler(threading.Thread):
                     roles[child] = _role(child, roles[pid])
                     pending.append(child)
             if turn % 4 == 0:
-                sizes = [_memory(pid) for pid in roles]
-                self.peak_rss = max(self.peak_rss, sum(r for r, _ in sizes))
-                self.peak_pss = max(self.peak_pss, sum(p for _, p in sizes))
+                sizes = {pid: _memory(pid) for pid in roles}
+                pss = sum(p for _, p in sizes.values())
+                self.peak_rss = max(self.peak_rss, sum(r for r, _ in sizes.values()))
+                if pss > self.peak_pss:  # where the memory was at the peak, by role
+                    self.peak_pss = pss
+                    split: dict[str, float] = {}
+                    for pid, (_, p) in sizes.items():
+                        split[roles[pid]] = split.get(roles[pid], 0.0) + p
+                    self.peak_pss_by_role = {r: round(b / 2**30, 2) for r, b in sorted(split.items())}
+                    self.peak_largest_gib = sorted((round(p / 2**30, 2) for _, p in sizes.values()), reverse=True)[:8]
+                if turn % 60 == 0:  # every 30 s: how the total grows over the campaign
+                    self.pss_series.append((round(time.monotonic() - self.t0), round(pss / 2**30, 2)))
                 self.peak_processes = max(self.peak_processes, len(roles))
             for pid, role in roles.items():
                 if pid in times:
@@ -242,7 +256,8 @@ def run_one(store: Path, out: Path, budget: str, libs: str | None, workers: int,
                cpu_s_by_role=roles.by_role(),
                # the whole process tree at its largest (PSS: shared pages counted once)
                peak_pss_gib=round(roles.peak_pss / 2**30, 2), peak_rss_sum_gib=round(roles.peak_rss / 2**30, 2),
-               peak_processes=roles.peak_processes,
+               peak_processes=roles.peak_processes, peak_pss_by_role_gib=roles.peak_pss_by_role,
+               peak_largest_pss_gib=roles.peak_largest_gib, pss_series_gib=roles.pss_series,
                # the run's folder is a temporary one: named, not given as this machine's path
                command=_scrub(" ".join(cmd[1:]), out),
                stdout_tail=_scrub(proc.stdout[-1500:], out))
