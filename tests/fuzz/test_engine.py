@@ -118,3 +118,42 @@ def test_the_local_executor_sends_isolated_items_to_the_isolation_pool():
     ex.submit(3, SimpleNamespace(tag="c", isolate=False))
     assert sorted(ex.wait(1.0)) == [(1, "a"), (2, "b"), (3, "c")]
     assert main.ran == ["a", "c"] and apart.ran == ["b"]
+
+
+def test_the_isolation_pool_has_a_zygote_of_the_main_runtime_only(monkeypatch):
+    """Calls of other runtimes in isolated groups go to those runtimes' pools of the main set:
+    no second zygote per runtime."""
+    import xamt.exec.pools as pools_mod
+    from sandbox import PoolSet
+    from xamt.fuzz.campaign import _LocalBackend
+
+    class Fake:
+        def __init__(self, name):
+            self.name, self.workers, self.stats, self.closed = name, 1, {"submitted": 1}, 0
+
+        def submit_many(self, tasks):
+            return []
+
+        def describe(self):
+            return self.name
+
+        def close(self, wait=True):
+            self.closed += 1
+
+    main, paddle, made = Fake("main"), Fake("paddle"), []
+
+    def open_pool(**kw):
+        made.append(kw)
+        return Fake("isolation")
+
+    monkeypatch.setattr(pools_mod, "open_pool", open_pool)
+    backend = _LocalBackend(PoolSet({"main": main, "paddle": paddle}, default="main"),
+                            {"timeout": 5.0, "runtimes": {"paddle": {}}})
+    backend._start_isolation()
+    iso = backend.isolation()
+    assert "runtimes" not in made[0] and made[0]["workers"] == 1
+    assert iso.pools["paddle"] is paddle and iso.pools["main"].name == "isolation"
+    assert [p.name for p in backend.sandbox_pools()] == ["main", "paddle", "isolation"]
+    stats = backend.close()
+    assert (main.closed, paddle.closed, iso.pools["main"].closed) == (1, 1, 1)
+    assert stats["isolation"] == {"submitted": 1}

@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from xamt.fuzz.campaign import comparable_members, status_suspects
+from xamt.fuzz.campaign import comparable_members, lacked_dtype, status_suspects
 from xamt.matching.model import ArgSpec, ArgumentPlan, GroupSlot, Member
 from xamt.oracle import Signal, SignalKind, error_key
 
@@ -167,3 +167,13 @@ def test_libraries_computing_with_one_implementation_return_as_one():
     # without the adapters (each library its own implementation) the refusals are blamed
     assert {ms[pos].library for pos, _, _ in status_suspects(run, signals, ["function"], {0, 1, 2, 3})} == \
         {"torch", "jax"}
+
+
+def test_a_dtype_the_library_lacks_is_named():
+    """mxnet has no uint64: its refusal of a uint64 dtype argument or array is no divergence."""
+    mxnet = SimpleNamespace(dtypes={n: n for n in ("int32", "int64", "uint8", "float32", "float64")})
+    assert lacked_dtype({0: [1], 1: np.dtype("uint64")}, mxnet) == "uint64"
+    assert lacked_dtype({0: np.zeros(2, np.uint16)}, mxnet) == "uint16"
+    assert lacked_dtype({0: np.zeros(2, np.float32), 1: np.dtype("int64"), 2: 3}, mxnet) is None
+    assert lacked_dtype({0: np.dtype("uint64")}, SimpleNamespace(dtypes={})) is None  # none declared
+    assert lacked_dtype(None, mxnet) is None

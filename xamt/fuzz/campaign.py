@@ -167,6 +167,20 @@ def comparable_members(run: Any) -> set[int]:
     return {i for i, mi in enumerate(run.members) if given <= group.members[mi].plan.slots()}
 
 
+def lacked_dtype(values: Mapping[int, Any] | None, adapter: Any) -> str | None:
+    """The first dtype that the input ``values`` name (a dtype argument, an array's dtype) and
+    ``adapter``'s library lacks (not among its ``dtypes``), or None. Such a library refusing the
+    input shows the range of its dtypes, no divergence: mxnet has no uint64 at all."""
+    known = getattr(adapter, "dtypes", None)
+    if not known:
+        return None
+    for v in (values or {}).values():
+        name = v.name if isinstance(v, np.dtype) else v.dtype.name if isinstance(v, np.ndarray) else None
+        if name is not None and name not in known:
+            return name
+    return None
+
+
 def status_suspects(run: Any, signals: Sequence[Any], call_order: Sequence[str],
                     comparable: set[int] | None = None,
                     adapters: Mapping[str, Any] | None = None) -> list[tuple[int, str, str]]:
@@ -455,7 +469,8 @@ class _Fuzzer:
         # a member refusing an argument that the returning members do not take is no status
         # divergence: only members that take every argument given count on both sides
         returned = any(results[i].ok for i in comparable)
-        statuses = [s for s in signals if s.kind != SignalKind.STATUS or (s.member in comparable and returned)]
+        statuses = [s for s in signals if s.kind != SignalKind.STATUS
+                    or (s.member in comparable and returned and not self._lacks_dtype(run, s.member))]
         for s in statuses:
             if s.kind in (SignalKind.CRASH, SignalKind.INTERNAL):
                 news.append(self._candidate(run, s.kind, s.member, s.why))
@@ -469,6 +484,11 @@ class _Fuzzer:
         if len(self.dispersions[key]) > 400:
             del self.dispersions[key][:200]
         return float(dispersion), (any(news) if news else None)
+
+    def _lacks_dtype(self, run: Any, pos: int) -> bool:
+        """Whether member ``pos``'s library lacks a dtype of the input (:func:`lacked_dtype`)."""
+        adapter = self.adapters.get(run.group.members[run.members[pos]].library)
+        return lacked_dtype(run.values, adapter) is not None
 
     def _candidate(self, run: Any, kind: Any, member: int, why: str, *,
                    keep: set[int] | None = None, error: str = "") -> bool:
@@ -750,7 +770,9 @@ class _LocalBackend:
     call has killed a worker, an *isolation pool* of one worker at lower priority for the groups
     holding an API that did (``ExecItem.isolate``). A worker that dies loses every program it
     compiled, and the groups it held compile again: APIs that crash or hang again and again
-    kill the isolation worker instead, and only get the CPU the others leave.
+    kill the isolation worker instead, and only get the CPU the others leave. The isolation pool
+    has a zygote of the main runtime only; the calls of other runtimes (a library in a venv of
+    its own) go to their pools of the main pool set.
 
     The isolation pool starts on a thread of its own when first asked for (its zygote imports
     every library); until it is ready, isolated items run on the main pool."""
@@ -759,6 +781,7 @@ class _LocalBackend:
         self.pool = pool
         self._kwargs = pool_kwargs
         self._isolation: Any = None
+        self._isolation_own: Any = None  # its own pool (the others' runtimes are the main pool's)
         self._starting: threading.Thread | None = None
         self._closed = False
         self._lock = threading.Lock()
@@ -775,21 +798,28 @@ class _LocalBackend:
         return None
 
     def _start_isolation(self) -> None:
-        from xamt.exec.pools import open_pool
+        from sandbox import PoolSet
+        from xamt.exec.pools import MAIN_RUNTIME, open_pool
 
+        # a zygote and worker of the main runtime only: the other runtimes' calls of isolated
+        # groups go to their own pools (a second zygote for every runtime held some GiB in a
+        # campaign over eighteen libraries, most of them for runtimes no killer lives in)
+        kwargs = {k: v for k, v in (self._kwargs or {}).items() if k != "runtimes"}
         try:
-            pool = open_pool(workers=1, spares=1, nice=_ISOLATION_NICE, **(self._kwargs or {}))
+            own = open_pool(workers=1, spares=1, nice=_ISOLATION_NICE, **kwargs)
         except Exception as exc:  # the main pool still runs everything: said, not fatal
             _log.warning("isolation pool not started (%s: %s); isolated groups run on the main pool",
                          type(exc).__name__, exc)
             self._kwargs = None
             return
+        others = {n: p for n, p in getattr(self.pool, "pools", {}).items() if n != MAIN_RUNTIME}
+        pool = PoolSet({MAIN_RUNTIME: own, **others}, default=MAIN_RUNTIME) if others else own
         with self._lock:
             if self._closed:
-                pool.close(wait=False)
+                own.close(wait=False)
                 return
-            self._isolation = pool
-        _log.info("isolation pool ready: %s", pool.describe())
+            self._isolation, self._isolation_own = pool, own
+        _log.info("isolation pool ready: %s", own.describe())
 
     def executor(self, group_executor: Any) -> LocalExecutor:
         return LocalExecutor(self.pool, group_executor, isolation=self.isolation)
@@ -798,7 +828,7 @@ class _LocalBackend:
         """Every :class:`sandbox.SandboxPool` now running: one per runtime, of the main pool
         and of the isolation pool once it started."""
         out: list[Any] = []
-        for pool in (self.pool, self._isolation):
+        for pool in (self.pool, self._isolation_own):
             if pool is not None:
                 out.extend(getattr(pool, "pools", {None: pool}).values())
         return out
@@ -811,7 +841,7 @@ class _LocalBackend:
         ``isolation`` when it ran."""
         with self._lock:
             self._closed = True
-            iso = self._isolation
+            iso = self._isolation_own
         self.pool.close(wait=False)
         stats = dict(self.pool.stats)
         if iso is not None:
