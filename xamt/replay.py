@@ -95,7 +95,7 @@ class ReplayServer:
         if env or python:  # an environment or interpreter of its own needs a process of its own
             self.stats["fresh"] += 1
             return repro.verify(script, expect=expect, timeout=timeout, env=env, crash_signal=crash_signal,
-                                python=python)
+                                python=python, memory_limit=self.memory_limit)
         with self._lock:
             start = time.monotonic()
             reply = None
@@ -116,7 +116,8 @@ class ReplayServer:
                 if reply is not None:
                     _log.info("replay falls back to a fresh interpreter: %s", reply.get("why"))
                 self.stats["fresh"] += 1
-                return repro.verify(script, expect=expect, timeout=timeout, crash_signal=crash_signal)
+                return repro.verify(script, expect=expect, timeout=timeout, crash_signal=crash_signal,
+                                    memory_limit=self.memory_limit)
             self.stats["forked"] += 1
             stdout, stderr = _read(out_path), _read(err_path)
             return repro.judge_replay(expect, reply["rc"], bool(reply["timed_out"]), stdout, stderr,

@@ -528,25 +528,48 @@ def judge_replay(expect: str, rc: int | None, timed_out: bool, stdout: bytes, st
     return VerifyResult(reproduced, rc, False, seconds, tail)
 
 
+#: data bytes a fresh interpreter's imports may take on top of a replay's ``memory_limit``
+#: (the limit is set on the process as a whole, before it imported anything)
+IMPORT_ALLOWANCE = 2 << 30
+
+
 def verify(script: str | Path, *, expect: str, timeout: float = 120.0,
            env: Mapping[str, str] | None = None, crash_signal: int | None = None,
-           python: str | None = None) -> VerifyResult:
+           python: str | None = None, memory_limit: int | None = None) -> VerifyResult:
     """Run ``script`` with this interpreter (or ``python``: the outlier's runtime's, a venv's) in
     a fresh process and judge the result.
 
     For ``expect="crash"`` the script reproduces when it dies from ``crash_signal`` (any signal
     when None), or runs past ``timeout`` when ``crash_signal`` is 0 (a timeout finding).
+    ``memory_limit``: the process's data size may not pass it plus :data:`IMPORT_ALLOWANCE`
+    (``RLIMIT_DATA``, set as it starts): a reproducer runs outside the sandbox, and one that
+    asked for 2^31 bins held 16 GiB of a 24 GiB machine during a campaign.
     (:class:`xamt.replay.ReplayServer` does the same without paying the libraries' import.)
     """
     # absolute: the script runs with its own folder as the working directory, where a path
     # relative to ours (``xamt-out/findings/...``, as `make fuzz` gives) would not be found
     script = Path(script).resolve()
     start = time.monotonic()
+    # the command is exactly ``python repro.py``; the limit is put on the child from outside
+    # (a preexec_fn would run Python in a fork of a threaded process)
+    with subprocess.Popen([python or sys.executable, str(script)], cwd=script.parent, env=replay_env(env),
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        if memory_limit is not None:
+            _limit_data(proc.pid, memory_limit + IMPORT_ALLOWANCE)
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+            return judge_replay(expect, None, True, stdout or b"", stderr or b"",
+                                time.monotonic() - start, crash_signal)
+    return judge_replay(expect, proc.returncode, False, stdout, stderr, time.monotonic() - start, crash_signal)
+
+
+def _limit_data(pid: int, limit: int) -> None:
+    import resource
+
     try:
-        proc = subprocess.run([python or sys.executable, str(script)], cwd=script.parent, env=replay_env(env),
-                              stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        return judge_replay(expect, None, True, exc.stdout or b"", exc.stderr or b"",
-                            time.monotonic() - start, crash_signal)
-    return judge_replay(expect, proc.returncode, False, proc.stdout, proc.stderr,
-                        time.monotonic() - start, crash_signal)
+        resource.prlimit(pid, resource.RLIMIT_DATA, (limit, limit))
+    except (OSError, ValueError):  # gone already, or a platform without prlimit: unlimited
+        pass

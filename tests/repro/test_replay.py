@@ -54,6 +54,19 @@ def test_a_replay_cannot_take_the_machines_memory(tmp_path, server):
     assert not v.reproduced and v.returncode == 1 and "MemoryError" in v.output_tail
 
 
+def test_a_replay_in_a_fresh_interpreter_cannot_take_the_machines_memory_either(tmp_path):
+    """The fresh-interpreter path (another venv's interpreter, an environment of its own): the
+    limit is the replay's allowance plus what imports may take; asking for more fails."""
+    script = tmp_path / "bomb.py"
+    ask = repro.IMPORT_ALLOWANCE + (1 << 30)  # reserved only: bytearray's pages stay untouched
+    script.write_text(f"try:\n    b = bytearray({ask})\n    print('ALLOCATED')\n"
+                      f"except MemoryError:\n    print('REFUSED')\n")
+    with ReplayServer([], memory_limit=512 << 20) as server:
+        v = server.verify(script, expect="value", timeout=20, env={"XAMT_TEST_FRESH": "1"})
+        assert server.stats["fresh"] == 1 and "REFUSED" in v.output_tail, v
+    assert "ALLOCATED" in repro.verify(script, expect="value", timeout=20).output_tail  # no limit given
+
+
 def test_a_dead_server_is_started_again(tmp_path):
     script = tmp_path / "ok.py"
     script.write_text("print('REPRODUCED')\nraise SystemExit(1)\n")
