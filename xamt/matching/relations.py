@@ -198,6 +198,14 @@ def _out_variants(index: ViewIndex, data: MatchingData, out_refs: dict[str, str]
     return groups
 
 
+#: argument roles that switch a module between training and inference behaviour
+_MODE_ROLES = frozenset({"training"})
+
+
+def _roles(inputs: Any) -> set[str]:
+    return {getattr(i, "role", None) for i in inputs or ()} - {None}
+
+
 def _functional_modules(index: ViewIndex, data: MatchingData) -> list[CandidateGroup]:
     weight_params = set(data.relations.get("weight_params", []))
     groups = []
@@ -209,6 +217,11 @@ def _functional_modules(index: ViewIndex, data: MatchingData) -> list[CandidateG
         for fname in c.record.functional_forms:
             f = index.resolve(fname, c.library)  # a class's functional form is its own library's
             if f is None:
+                continue
+            if _roles(c.inputs) & _MODE_ROLES and not _roles(f.inputs) & _MODE_ROLES:
+                # the module's call takes a training flag its functional form lacks: called
+                # without it, the module is in inference mode (a Keras Dropout returns its input)
+                # while the function always does its work, so by default they differ
                 continue
             slots = slots_from(f.inputs)
             f_plan, _ = plan_for(f.inputs, f.inputs, data, identity=True)
