@@ -51,6 +51,7 @@ from .errors import (
 )
 from .outcome import CONFIRMABLE, Outcome, Status, Task, TensorInfo, returned_outcome
 from .protocol import PROGRESS_FILE, PROGRESS_SIZE, STDERR_FILE, STDOUT_FILE, ProgressPage, read_tail
+from .procfs import kib_field
 from .records import BUSY, DYING, IDLE, RETIRING, STARTING, Group, Pending, WorkerRecord
 from .zygote_client import ZygoteClient
 
@@ -93,14 +94,7 @@ def _tensor_infos(tensors: List[List[Any]]) -> Tuple[TensorInfo, ...]:
 def _anon_resident(pid: int) -> Optional[int]:
     """Anonymous resident bytes of process ``pid`` (``RssAnon``; None when it cannot be read):
     what a worker allocated itself, plus the pages it shares copy-on-write with its zygote."""
-    try:
-        with open(f"/proc/{pid}/status", "rb") as fh:
-            for line in fh:
-                if line.startswith(b"RssAnon:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+    return kib_field(f"/proc/{pid}/status", "RssAnon")
 
 
 def _check_positive(name: str, value: Any, *, allow_none: bool, integer: bool, minimum: float = 0) -> None:

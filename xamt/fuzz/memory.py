@@ -15,6 +15,7 @@ import os
 import time
 from typing import Any, Callable, Iterable
 
+from sandbox.procfs import kib_field
 from xamt.log import get_logger
 
 __all__ = ["MemoryGovernor", "tree_pss", "machine_memory"]
@@ -49,14 +50,7 @@ def _children() -> dict[int, list[int]]:
 
 
 def _pss(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/smaps_rollup", "rb") as fh:
-            for line in fh:
-                if line.startswith(b"Pss:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
+    return kib_field(f"/proc/{pid}/smaps_rollup", "Pss") or 0
 
 
 def tree_pss(root: int | None = None) -> tuple[int, int]:
