@@ -59,3 +59,11 @@ def test_the_tree_of_this_process_is_measured():
     pss, processes = tree_pss(os.getpid())
     assert pss > 10 * MIB and processes >= 1
     assert machine_memory() > pss
+
+
+def test_a_budget_that_is_not_positive_is_refused_before_anything_runs(tmp_path):
+    from xamt.errors import ConfigError
+    from xamt.fuzz.campaign import FuzzConfig, run_campaign
+
+    with pytest.raises(ConfigError, match="--memory-budget"):
+        run_campaign(FuzzConfig(out=tmp_path, libraries=["numpy"], memory_budget=0, progress=False))

@@ -917,6 +917,8 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
         raise ConfigError(f"--workers must be at least 1, got {cfg.workers}")
     if cfg.window is not None and cfg.window < 1:
         raise ConfigError(f"--window must be at least 1, got {cfg.window}")
+    if cfg.memory_budget is not None and cfg.memory_budget <= 0:
+        raise ConfigError(f"--memory-budget must be positive, got {cfg.memory_budget} bytes")
     schedule_settings = load_settings(cfg.settings_path)  # a broken fuzzing.toml fails before anything runs
     out = Path(cfg.out)
     db = default_db_path(out)
@@ -998,7 +1000,7 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
             fuzzer.restore()
         fuzzer.isolate_apis(tuple(a.split(":", 1)) for a in killers if ":" in a)
         if not cfg.ray:
-            budget = cfg.memory_budget or int(schedule_settings.memory_share * machine_memory())
+            budget = cfg.memory_budget if cfg.memory_budget is not None else int(schedule_settings.memory_share * machine_memory())
             fuzzer.memory = MemoryGovernor(backend.sandbox_pools, budget,
                                            floor=schedule_settings.worker_growth_min_mib << 20,
                                            ceiling=cfg.memory_limit)

@@ -44,6 +44,12 @@ def _configure_fuzz(p: argparse.ArgumentParser) -> None:
     add_ray_option(p)
 
 
+def _gib(value: float) -> int:
+    if not 0 < value < float("inf"):  # NaN and inf too: int() of them would raise past the message
+        raise XamtError(f"--memory-budget must be a positive number of GiB, got {value}")
+    return int(value * (1 << 30))
+
+
 def _run_fuzz(args: argparse.Namespace) -> int:
     from xamt.fuzz.campaign import FuzzConfig, parse_budget, run_campaign
     from xamt.fuzz.devices import parse_devices
@@ -53,14 +59,12 @@ def _run_fuzz(args: argparse.Namespace) -> int:
     relations = [r.strip() for r in args.relations.split(",") if r.strip()] if args.relations else None
     if args.window is not None and args.window < 1:
         raise XamtError("--window must be at least 1")
-    if args.memory_budget is not None and not 0 < args.memory_budget < float("inf"):
-        raise XamtError(f"--memory-budget must be a positive number of GiB, got {args.memory_budget}")
     cfg = FuzzConfig(out=Path(args.out), libraries=libs, budget_s=parse_budget(args.budget),
                      workers=args.workers, seed=args.seed, resume=args.resume,
                      guided=not args.unguided, relations=relations, window=args.window,
                      timeout=args.timeout, max_groups=args.max_groups, triage=not args.no_triage,
                      progress=not args.no_progress, devices=parse_devices(args.devices), ray=args.ray,
-                     memory_budget=None if args.memory_budget is None else int(args.memory_budget * (1 << 30)))
+                     memory_budget=None if args.memory_budget is None else _gib(args.memory_budget))
     res = run_campaign(cfg)
     print(f"campaign {res.campaign_id}: {res.groups} groups, {res.iterations} group-iterations "
           f"({res.iterations_per_s:.1f}/s), {res.executions} executions in {res.seconds:.0f}s")

@@ -28,11 +28,10 @@ _LOW_WATER = 0.75
 
 def machine_memory() -> int:
     """Bytes of RAM of this machine (``MemTotal``)."""
-    with open("/proc/meminfo", encoding="ascii") as fh:
-        for line in fh:
-            if line.startswith("MemTotal:"):
-                return int(line.split()[1]) * 1024
-    raise OSError("MemTotal missing from /proc/meminfo")
+    total = kib_field("/proc/meminfo", "MemTotal")
+    if total is None:
+        raise OSError("MemTotal missing from /proc/meminfo")
+    return total
 
 
 def _children() -> dict[int, list[int]]:

@@ -14,8 +14,8 @@ import json
 import os
 import time
 from collections import Counter
-from queue import Empty
 from dataclasses import dataclass, field
+from queue import Empty
 from typing import Any, Callable, Iterable, Sequence
 
 from xamt.errors import MatchingError, XamtError
