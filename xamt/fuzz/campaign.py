@@ -653,6 +653,8 @@ class _Fuzzer:
         else:
             where = "new_signature"
         kinds = [where, "structural" if prop.op == "structural" else "new_values"]
+        if prop.isolated:
+            kinds.append("isolated")
         if any(r.status == "timeout" for r in run.results):
             kinds.append("with_timeout")
         if deaths:
