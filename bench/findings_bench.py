@@ -9,11 +9,14 @@ prints a table; writes JSON (``bench/results/findings.json`` by default) with:
 - reproducers: how many are literal (:mod:`xamt.literal`) and at most 30 lines, the median line
   count of those, and how many of all were verified by a fresh-process replay;
 - occurrences: groups and dtypes folded into one root cause;
+- clusters: the bugs by ``cluster`` (findings of several APIs that likely share a cause, shown as
+  one in the report's causes table), how many clusters hold more than one;
 - ``sample``: ``--sample`` findings that are not policies, drawn with ``random.Random(seed)``
   from the ids in order, for a blind read (their verdicts go in by hand, see ``--verdicts``).
 
 ``--verdicts FILE`` (JSON: a list of ``{"id", "verdict", "blame_right", "duplicate_of"}`` with
-verdicts ``real``, ``undocumented``, ``intended``, ``ours``) adds the read's shares.
+verdicts ``real``, ``undocumented``, ``intended``, ``ours``) adds the read's shares; a duplicate
+of a finding in the same cluster is counted apart (the report shows the two as one cause).
 
     python bench/findings_bench.py --out-dir xamt-out --sample 20 --seed 20261202
 """
@@ -52,6 +55,8 @@ def main() -> int:
              if r["summary"].get("reproducer_form") == "literal"]
     short = [n for n in lines if n is not None and n <= LITERAL_MAX_LINES]
     occurrences = [len(r.get("occurrences") or []) for r in records]
+    clusters = Counter(r.get("cluster") for r in bugs)
+    cluster_of = {r["id"]: r.get("cluster") for r in records}
     ids = sorted(r["id"] for r in bugs)
     sample = sorted(random.Random(args.seed).sample(ids, min(args.sample, len(ids))))
     out = {
@@ -68,6 +73,9 @@ def main() -> int:
         "literal_median_lines": statistics.median(short) if short else None,
         "occurrences_per_finding_median": statistics.median(occurrences) if occurrences else None,
         "occurrences_folded": sum(max(0, n - 1) for n in occurrences),
+        "bug_clusters": len(clusters),
+        "bug_clusters_of_several": sum(1 for n in clusters.values() if n > 1),
+        "bugs_in_clusters_of_several": sum(n for n in clusters.values() if n > 1),
         "sample_seed": args.seed,
         "sample": sample,
     }
@@ -80,12 +88,16 @@ def main() -> int:
             "real_or_undocumented": round((verdicts["real"] + verdicts["undocumented"]) / n, 3) if n else None,
             "blame_right": round(sum(1 for v in read if v.get("blame_right")) / n, 3) if n else None,
             "duplicates": sum(1 for v in read if v.get("duplicate_of")),
+            "duplicates_in_another_cluster": sum(
+                1 for v in read if v.get("duplicate_of")
+                and cluster_of.get(v["id"]) != cluster_of.get(v["duplicate_of"])),
         }
     rows = [("findings", out["findings"]), ("bugs", out["bugs"]),
             ("policies", sum(policies.values())), ("verified", out["verified"]),
             ("literal <= 30 lines", f"{len(short)} ({out['literal_share']})"),
             ("literal median lines", out["literal_median_lines"]),
-            ("occurrences folded", out["occurrences_folded"])]
+            ("occurrences folded", out["occurrences_folded"]),
+            ("bug clusters (of several)", f"{out['bug_clusters']} ({out['bug_clusters_of_several']})")]
     rows += [(f"  class {k}", v) for k, v in out["by_class"].items()]
     if "read" in out:
         rows += [(f"read: {k}", v) for k, v in out["read"].items()]

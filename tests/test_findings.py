@@ -136,3 +136,12 @@ def test_one_finding_per_root_cause_with_its_groups_and_dtypes_as_occurrences(tm
                                          summary={"family": "torch:gcd"}), b"i", b"o")
         assert n1 and not n2 and n3 and first == method != other
         assert [o["group_key"] for o in fs.occurrences(first)] == ["sum/reduction", "function_method:lcm"]
+
+
+def test_a_findings_cause_is_its_recorded_cluster_else_its_policy_or_class_and_signature():
+    clustered = make_finding(1, summary={"cluster": "nan: keras:keras.ops: nan"})
+    assert clustered.cause == "nan: keras:keras.ops: nan"
+    # a finding filed before clusters were recorded
+    legacy = make_finding(1, finding_class=FindingClass.POLICY, summary={"policy": {"name": "flush-to-zero"}})
+    assert legacy.cause == "policy: flush-to-zero"
+    assert make_finding(1).cause == "subnormal: float32[2,3]|sub"

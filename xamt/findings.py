@@ -108,6 +108,18 @@ class Finding:
         return (self.finding_class.value, self.summary.get("family") or self.outlier_api or "", self.signature)
 
     @property
+    def cause(self) -> str:
+        """The cluster of findings of other APIs this one likely shares a cause with
+        (``summary["cluster"]``, :func:`xamt.triage.dedup.cause_cluster`); for a finding filed
+        before clusters were recorded, its policy's name, else its class and signature."""
+        if self.summary.get("cluster"):
+            return str(self.summary["cluster"])
+        policy = self.summary.get("policy") or {}
+        if policy.get("name"):
+            return f"policy: {policy['name']}"
+        return f"{self.finding_class.value}: {self.signature}"
+
+    @property
     def is_bug(self) -> bool:
         """Whether the finding counts as a bug (a documented policy does not)."""
         return self.finding_class not in NOT_BUGS

@@ -232,6 +232,9 @@ def test_report_and_exports_of_a_real_campaign(campaign):
     for f in findings:
         assert f'findings/{f.id}.html' in html
         assert (index.parent / "findings" / f"{f.id}.html").exists()
+        # triage records the cluster the report's causes table folds by
+        assert f.summary["cluster"] == f.cause and f.cause.startswith(
+            "policy: " if not f.is_bug else f"{f.finding_class.value}: {f.outlier_library}:"), f.cause
 
     def export(finding):
         return subprocess.run([sys.executable, "-m", "xamt.cli", "findings", "export", str(finding.id),

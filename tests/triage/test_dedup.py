@@ -137,3 +137,32 @@ def test_a_crash_family_folds_siblings_that_share_a_stem():
     assert crash_family(m("scipy", "scipy.stats.poisson.entropy", "poisson_entropy"), scipy) == \
         "scipy:scipy.stats.poisson"
     assert crash_family(m("jax", "jax.numpy.lcm", "lcm", "compiled")) == "jax:lcm [compiled]"
+
+
+def test_a_cause_cluster_folds_one_namespace_class_and_trigger_and_keeps_crashes_and_policies_apart():
+    from xamt.triage.dedup import cause_cluster
+
+    keras = NS(qualified_parents=(), namespaces=("keras.ops", "keras.activations"))
+    scipy = NS(qualified_parents=("scipy.stats",), namespaces=("scipy.special", "scipy.stats"))
+
+    def m(lib, qualname, canonical, call="function"):
+        return NS(library=lib, qualname=qualname, canonical=canonical, call=call)
+
+    nan = FindingClass.NAN
+    # two activations of one namespace taking NaN to a number: one cluster
+    assert cause_cluster(nan, m("keras", "keras.ops.soft_shrink", "soft_shrink"), keras, "nan") == \
+        cause_cluster(nan, m("keras", "keras.ops.hard_shrink", "hard_shrink"), keras, "nan") == \
+        "nan: keras:keras.ops: nan"
+    # another trigger, class, namespace or a compiled call is another cluster
+    others = {cause_cluster(nan, m("keras", "keras.ops.soft_shrink", "soft_shrink"), keras, "+inf"),
+              cause_cluster(FindingClass.VALUE, m("keras", "keras.ops.soft_shrink", "soft_shrink"), keras, "nan"),
+              cause_cluster(nan, m("keras", "keras.activations.soft_shrink", "soft_shrink"), keras, "nan"),
+              cause_cluster(nan, m("keras", "keras.ops.soft_shrink", "soft_shrink", "compiled"), keras, "nan")}
+    assert len(others) == 4 and "nan: keras:keras.ops: nan" not in others
+    # crashes of two routines of one namespace stay apart; a policy is one cluster in every library
+    crash = FindingClass.CRASH
+    assert cause_cluster(crash, m("scipy", "scipy.special.pbdv", "pbdv"), scipy, "crashed") != \
+        cause_cluster(crash, m("scipy", "scipy.special.obl_ang1", "obl_ang1"), scipy, "crashed")
+    assert cause_cluster(FindingClass.POLICY, m("jax", "jax.numpy.prod", "prod"), None, "x", "flush-to-zero") == \
+        cause_cluster(FindingClass.POLICY, m("keras", "keras.ops.prod", "prod"), keras, "y", "flush-to-zero") == \
+        "policy: flush-to-zero"

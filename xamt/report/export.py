@@ -85,6 +85,8 @@ def finding_record(finding: Finding, evidence: Evidence, campaign: Campaign | No
         "device": finding.summary.get("device"),
         "dtype": finding.dtype,
         "signature": finding.signature,
+        # findings of other APIs that likely share this one's cause show under the same cluster
+        "cluster": finding.cause,
         "input": to_jsonable(evidence.inputs),
         "input_recipe": to_jsonable(finding.input_recipe),
         "members": [_member_json(o, outputs) for o in evidence.outputs],

@@ -125,21 +125,12 @@ def _options(findings: list[Finding]) -> dict[str, list[tuple[str, int]]]:
     }
 
 
-def cause_of(f: Finding) -> str:
-    """The cause a finding shares with findings of other APIs: its policy's name, else its
-    class and signature (the trigger, or the refusal rule)."""
-    policy = f.summary.get("policy") or {}
-    if policy.get("name"):
-        return f"policy: {policy['name']}"
-    return f"{f.finding_class.value}: {f.signature}"
-
-
 def causes(findings: list[Finding]) -> list[tuple[str, list[Finding]]]:
-    """Findings folded by shared cause across APIs (every flush-to-zero finding in one), the
-    causes held by most findings first."""
+    """Findings folded by shared cause across APIs (:attr:`Finding.cause`: every flush-to-zero
+    finding in one), the causes held by most findings first."""
     by: dict[str, list[Finding]] = {}
     for f in findings:
-        by.setdefault(cause_of(f), []).append(f)
+        by.setdefault(f.cause, []).append(f)
     return sorted(by.items(), key=lambda kv: (-len(kv[1]), kv[0]))
 
 

@@ -21,7 +21,7 @@ from xamt.oracle import SignalKind
 
 __all__ = ["Candidate", "OUT_OF_DOMAIN", "input_signature", "dominant_dtype", "finding_signature", "trigger",
            "TRIGGERS", "RULE_CLASSES", "load_triage_per_cause", "api_family", "validation_family", "crash_family",
-           "numeric_arrays"]
+           "cause_cluster", "numeric_arrays"]
 
 #: classes keyed by the refusal rule their candidate carries, not by the input's values
 RULE_CLASSES = (FindingClass.STATUS, FindingClass.VALIDATION)
@@ -239,6 +239,22 @@ def validation_family(member: Any, adapter: Any = None) -> str:
     qualname = getattr(member, "qualname", "")
     holder = _holder(member, adapter)
     return _family(member, (holder or qualname).rpartition(".")[0] or qualname)
+
+
+def cause_cluster(finding_class: FindingClass, member: Any, adapter: Any = None, signature: str = "",
+                  policy: str | None = None) -> str:
+    """The cluster a finding is shown in: findings of different APIs that likely share one cause,
+    read by a maintainer as one. A documented policy is one cluster (every flush-to-zero finding);
+    a crash stays with its family (:func:`crash_family`: two routines of a namespace crash for
+    reasons of their own); any other finding folds across the APIs of its namespace, compiled
+    calls apart (:func:`validation_family`), by class and signature: keras' shrink activations
+    taking NaN to a constant, or XLA's comparisons dropping NaN in ``tf.math`` under
+    ``jit_compile``, are one cause seen in several APIs. The findings stay apart, each with
+    its own reproducer."""
+    if policy:
+        return f"policy: {policy}"
+    family = (crash_family if finding_class == FindingClass.CRASH else validation_family)(member, adapter)
+    return f"{finding_class.value}: {family}: {signature}"
 
 
 @dataclass

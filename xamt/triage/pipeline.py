@@ -38,7 +38,8 @@ from xamt.log import get_logger
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
 from xamt.triage.classify import LOOSE_TOLERANCE, classify_value, flush_subnormals, ties_only
 from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_signature, input_signature,
-                               numeric_arrays, trigger, validation_family, crash_family)
+                               numeric_arrays, trigger, validation_family, crash_family,
+                               cause_cluster)
 from xamt.triage.policy import Policies, at_edge, computation_dtype, load_policies, narrowed, requested_dtypes
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
@@ -484,6 +485,8 @@ class Triage:
                      for m, r in zip(members, results)],
             summary={**summary, **({"relation_score": score} if score is not None else {}),
                      "family": family(out_m, self.adapters.get(out_m.library)),
+                     "cluster": cause_cluster(cls_name, out_m, self.adapters.get(out_m.library), signature,
+                                              policy.name if policy is not None else None),
                      "prekey": list(cand.prekey), "reference_api": (
                 group.members[ref_member].qualname if ref_member is not None else None)},
             input_recipe=cand.input.to_json() if hasattr(cand.input, "to_json") else {},
