@@ -142,8 +142,15 @@ def test_an_inferred_relation_parting_on_a_special_value_is_a_policy():
     pol = p.match(FindingClass.VALUE, library="tensorflow", computation="float32", trigger="zero",
                   group=inferred)
     assert pol is not None and pol.name == "inferred relation parts on a special value"
-    # ordinary inputs, another relation, or a crash: still bugs
+    # on other inputs the pair parts beyond what validated it (fftshift and ifftshift at odd
+    # lengths); another relation, or a crash or a refusal: still bugs
+    for trigger in ("ordinary", "negative", "large"):
+        pol = p.match(FindingClass.VALUE, library="scipy", computation="float64", trigger=trigger,
+                      group=inferred)
+        assert pol is not None and pol.name == "inferred relation parts beyond its validation"
     assert p.match(FindingClass.VALUE, library="tensorflow", computation="float32", trigger="ordinary",
+                   group=cross) is None
+    assert p.match(FindingClass.STATUS, library="numpy", computation="float32", trigger="ordinary",
                    group=inferred) is None
     assert p.match(FindingClass.VALUE, library="tensorflow", computation="float32", trigger="zero",
                    group=cross) is None
