@@ -585,3 +585,48 @@ def test_an_edge_input_that_no_library_evaluates_in_its_dtype_is_at_the_edge():
     assert not Triage._edge(values, outputs, [0, 1], 0, ref, None, out, group)
     small = {0: np.array([1.0, 2.0, 3.0], np.float32)}
     assert not Triage._edge(small, outputs, [0, 1], 0, ref, {0: small[0].astype(np.float64)}, out, group)
+
+
+def test_a_majority_that_flushes_subnormals_is_the_outlier_not_the_member_that_keeps_them(tmp_path, monkeypatch):
+    """No float64 reference (the call fixes float32): two members that flush subnormal inputs
+    (XLA, TensorFlow) outvote one that keeps them. The member that keeps them gives the
+    majority's NaN once its inputs are flushed: the flushing side is the outlier, class
+    subnormal (the flush-to-zero policy's), not the IEEE member."""
+    import numpy as np
+
+    from xamt.exec.group import MemberResult
+    from xamt.findings import FindingClass
+    from xamt.triage.classify import flush_subnormals
+    from xamt.triage.pipeline import Candidate, Triage, TriageOutcome
+
+    members = [NS(library=lib, qualname=f"{lib}.nanprod", call="function", device=None, implements=[])
+               for lib in ("numpy", "fake", "other")]
+    group = NS(key="t:nanprod", relation="cross_library", equivalence="value", tolerance=None,
+               normalisation="none", slots=[], members=members)
+
+    def compute(m, x):
+        with np.errstate(all="ignore"):
+            return np.asarray(np.prod(x if m == 0 else flush_subnormals({0: x})[0]))
+
+    class Executor:
+        def run(self, items):
+            return [NS(results=[MemberResult("ok", value=compute(m, np.asarray(it.input[0])))
+                                for m in it.members]) for it in items]
+
+    t = Triage(executor=Executor(), adapters={"numpy": NS(pivot_rank=0), "fake": NS(pivot_rank=50),
+                                              "other": NS(pivot_rank=60)},
+               kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
+    # the majority, in the input's precision, is the reference (as when a dtype argument rules
+    # out a float64 evaluation)
+    monkeypatch.setattr(t, "_reference", lambda group, values, ok, outputs, first=None:
+                        (1, outputs[1], "fake.nanprod (agrees with the majority)", None))
+    seen = {}
+    monkeypatch.setattr(t, "_finish", lambda cand, cid, cls, outlier, values, members, results, summary, **kw:
+                        seen.update(cls=cls, outlier=outlier, ref=kw.get("ref_member"), why=summary["why"])
+                        or TriageOutcome(None, dropped="captured"))
+    values = {0: np.array([-1.4e-45, 1.0, -np.inf, 1.0], np.float32)}
+    first = Executor().run([NS(input=values, members=[0, 1, 2], repeat=1)])[0].results
+    assert np.isinf(first[0].value) and np.isnan(first[1].value)
+    t.process(Candidate(group=group, input=None, values=values, members=[0, 1, 2], results=first,
+                        kind="value", member=0), 1)
+    assert seen["outlier"] == 1 and seen["ref"] == 0 and seen["cls"] == FindingClass.SUBNORMAL, seen

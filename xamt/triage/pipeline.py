@@ -289,6 +289,25 @@ class Triage:
             c = classify_value([out_leaf], 0, ref_leaf, arrays,
                                rerun_reference=rerun if has_sub else None, wide_reference=wide)
             cls_name, why = c.finding_class, c.why
+            if (has_sub and cls_name != FindingClass.SUBNORMAL and ref_values is None
+                    and ref_member is not None and ref_member != outlier):
+                # the reference is a member in the input's precision (a majority, no float64
+                # evaluation): when the outlier on flushed inputs gives the reference's result,
+                # the reference's side flushes subnormals (XLA and TensorFlow outvoting numpy on
+                # nanprod([-1e-45, -inf]): NaN from 0 * inf) and the member that keeps them is
+                # right; the flushing one is the outlier
+                res = self._run(group, {**values, **flush_subnormals(arrays)}, [outlier])
+                lv = leaves(res[0].value) if res[0].ok else []
+                own = lv[leaf] if leaf < len(lv) and isinstance(lv[leaf], np.ndarray) else None
+                if (own is not None and own.shape == ref_leaf.shape
+                        and compare_group([ref_leaf, own], reference=0, tol=own_tol).values_agree):
+                    outlier, ref_member = ref_member, outlier
+                    out_leaf, ref_leaf = ref_leaf, out_leaf
+                    ref_value = outputs[ref_member]
+                    ref_label = f"{group.members[ref_member].qualname} (keeps subnormal inputs)"
+                    cls_name = FindingClass.SUBNORMAL
+                    why = ("the reference's side flushes subnormal inputs to zero: the member that "
+                           "keeps them gives the reference's result on flushed inputs")
             if cls_name == FindingClass.VALUE and ref_values is not None and ref_member != outlier:
                 # the outlier itself on the float64 inputs: when it then agrees with the
                 # reference, its lower-precision evaluation is what lost the result (a float32
