@@ -411,6 +411,24 @@ def test_a_nan_reference_stays_where_the_others_are_nan_too_or_do_not_agree_in_n
     assert not nan_against_majority(np.array([0.5, 1.0]), [np.array([0.0, 1.0]), np.array([2.0, 1.0])])
 
 
+def test_a_float64_reference_that_drops_an_input_nan_every_other_propagates_is_passed_over():
+    import numpy as np
+
+    from xamt.triage.reference import drops_nan
+
+    # scipy's chebyshev([1, nan], [1, 1]) is 0 (Python's max skips the NaN), torch.dist's NaN
+    group, chooser, calls = _chooser({0: 0.0, 1: np.nan})
+    group.members = group.members[:2]
+    values = {0: np.array([1.0, np.nan], np.float32)}
+    outputs = {0: np.asarray(np.float32(0.0)), 1: np.asarray(np.float32(np.nan))}
+    mi, value, label, _ = chooser.choose(group, values, [0, 1], outputs)
+    assert (mi, calls) == (1, [0, 1]) and np.isnan(value) and "float64" in label
+    # no NaN in the inputs, or another implementation returning a number too: it stays
+    assert not drops_nan(np.asarray(0.0), [np.asarray(np.nan)], {0: np.array([1.0, 2.0])})
+    assert not drops_nan(np.asarray(0.0), [np.asarray(np.nan), np.asarray(0.0)], values)
+    assert drops_nan(np.asarray(0.0), [np.asarray(np.nan), np.asarray(np.nan)], values)
+
+
 def test_an_outlier_in_another_interpreter_is_verified_against_the_recorded_reference(tmp_path):
     """numpy's sum is the reference and a library in a venv of its own (here the project's own
     venv, described as another runtime) the outlier: no member can share its process, so the

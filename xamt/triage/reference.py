@@ -23,7 +23,7 @@ from xamt.exec.normalise import leaves
 
 __all__ = ["ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upcast", "call_rank",
            "float_computed_slots", "Conditioning", "load_conditioning", "perturbed", "element_moves",
-           "within_noise", "nan_against_majority", "voting_members", "implementation",
+           "within_noise", "nan_against_majority", "drops_nan", "voting_members", "implementation",
            "declared_originals", "load_call_order"]
 
 #: float dtypes a float64 reference evaluation improves on
@@ -254,6 +254,39 @@ def nan_against_majority(ref: Any, others: Sequence[Any]) -> bool:
     return False
 
 
+def _holds_nan(values: Mapping[int, Any]) -> bool:
+    for v in values.values():
+        for a in (v if isinstance(v, (list, tuple)) else (v,)):
+            if isinstance(a, np.ndarray) and a.dtype.kind in "fc" and np.isnan(a).any():
+                return True
+            if isinstance(a, float) and a != a:
+                return True
+    return False
+
+
+def drops_nan(ref: Any, others: Sequence[Any], values: Mapping[int, Any]) -> bool:
+    """Whether ``ref``, a candidate reference's output on inputs holding NaN, is a number at an
+    element where every one of ``others`` (the other implementations' outputs, one each, at
+    least one) is NaN: it dropped the NaN the others propagate (scipy's ``chebyshev`` takes
+    Python's ``max``, which skips a NaN that is not first, and ``torch.dist`` was blamed). Such
+    a reference is passed over like a NaN one against numbers (:func:`nan_against_majority`)."""
+    if not _holds_nan(values):
+        return False
+    ref_leaves = leaves(ref)
+    other_leaves = [lv for lv in (leaves(o) for o in others) if len(lv) == len(ref_leaves)]
+    for j, r in enumerate(ref_leaves):
+        if not isinstance(r, np.ndarray) or r.dtype.kind not in "fc":
+            continue
+        outs = [lv[j] for lv in other_leaves if isinstance(lv[j], np.ndarray) and lv[j].shape == r.shape
+                and lv[j].dtype.kind in "fc"]
+        if not outs:
+            continue
+        with np.errstate(all="ignore"):
+            if np.any(np.isfinite(r) & np.logical_and.reduce([np.isnan(o) for o in outs])):
+                return True
+    return False
+
+
 def implementation(member: Any, adapters: Mapping[str, Any]) -> str:
     """What ``member`` computes with: its adapter's ``compiled_kernels`` for a compiled call,
     else its ``kernels``, else its library (a library of its own kernels)."""
@@ -436,8 +469,10 @@ class ReferenceChooser:
                                   for v in leaves(res.value)):
                     own = self.implementation(group.members[mi])
                     others = [outputs[o] for o in voters if self.implementation(group.members[o]) != own]
-                    if nan_against_majority(res.value, others):
-                        continue  # NaN where most others agree on numbers: the next one, or the majority
+                    if nan_against_majority(res.value, others) or drops_nan(res.value, others, values):
+                        # NaN where most others agree on numbers, or a number where every other
+                        # propagates an input's NaN: the next one, or the majority
+                        continue
                     return mi, res.value, f"{group.members[mi].qualname} on float64 inputs", up
         flags = agreement(group).group([outputs[m] for m in voters], input_dtypes(values))
         # a strict majority agreeing with the median is a reference; two voters, or a split
