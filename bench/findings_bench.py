@@ -9,7 +9,7 @@ prints a table; writes JSON (``bench/results/findings.json`` by default) with:
 - reproducers: how many are literal (:mod:`xamt.literal`) and at most 30 lines, the median line
   count of those, and how many of all were verified by a fresh-process replay;
 - occurrences: groups and dtypes folded into one root cause;
-- clusters: the bugs by ``cluster`` (findings of several APIs that likely share a cause, shown as
+- clusters: the bugs by ``cluster`` (findings of several APIs that may share a cause, shown as
   one in the report's causes table), how many clusters hold more than one;
 - ``sample``: ``--sample`` findings that are not policies, drawn with ``random.Random(seed)``
   from the ids in order, for a blind read (their verdicts go in by hand, see ``--verdicts``).

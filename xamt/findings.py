@@ -109,7 +109,7 @@ class Finding:
 
     @property
     def cause(self) -> str:
-        """The cluster of findings of other APIs this one likely shares a cause with
+        """The cluster of findings of other APIs this one may share a cause with
         (``summary["cluster"]``, :func:`xamt.triage.dedup.cause_cluster`); for a finding filed
         before clusters were recorded, its policy's name, else its class and signature."""
         if self.summary.get("cluster"):

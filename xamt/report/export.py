@@ -85,7 +85,7 @@ def finding_record(finding: Finding, evidence: Evidence, campaign: Campaign | No
         "device": finding.summary.get("device"),
         "dtype": finding.dtype,
         "signature": finding.signature,
-        # findings of other APIs that likely share this one's cause show under the same cluster
+        # findings of other APIs that may share this one's cause show under the same cluster
         "cluster": finding.cause,
         "input": to_jsonable(evidence.inputs),
         "input_recipe": to_jsonable(finding.input_recipe),

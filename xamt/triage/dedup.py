@@ -243,14 +243,15 @@ def validation_family(member: Any, adapter: Any = None) -> str:
 
 def cause_cluster(finding_class: FindingClass, member: Any, adapter: Any = None, signature: str = "",
                   policy: str | None = None) -> str:
-    """The cluster a finding is shown in: findings of different APIs that likely share one cause,
-    read by a maintainer as one. A documented policy is one cluster (every flush-to-zero finding);
-    a crash stays with its family (:func:`crash_family`: two routines of a namespace crash for
-    reasons of their own); any other finding folds across the APIs of its namespace, compiled
-    calls apart (:func:`validation_family`), by class and signature: keras' shrink activations
-    taking NaN to a constant, or XLA's comparisons dropping NaN in ``tf.math`` under
-    ``jit_compile``, are one cause seen in several APIs. The findings stay apart, each with
-    its own reproducer."""
+    """The cluster a finding is shown in: findings of different APIs that may share one cause,
+    shown together so that a cause seen in several APIs is read once. A documented policy is one
+    cluster (every flush-to-zero finding); a crash stays with its family (:func:`crash_family`:
+    two routines of a namespace crash for reasons of their own); any other finding folds across
+    the APIs of its namespace, compiled calls apart (:func:`validation_family`), by class and
+    signature: keras' shrink activations taking NaN to a constant, or XLA's comparisons dropping
+    NaN in ``tf.math`` under ``jit_compile``, are one cause seen in several APIs. The key is
+    coarse: a cluster can also hold unrelated causes. The findings stay apart, each with its own
+    reproducer."""
     if policy:
         return f"policy: {policy}"
     family = (crash_family if finding_class == FindingClass.CRASH else validation_family)(member, adapter)
