@@ -648,3 +648,69 @@ def test_a_majority_that_flushes_subnormals_is_the_outlier_not_the_member_that_k
     t.process(Candidate(group=group, input=None, values=values, members=[0, 1, 2], results=first,
                         kind="value", member=0), 1)
     assert seen["outlier"] == 1 and seen["ref"] == 0 and seen["cls"] == FindingClass.SUBNORMAL, seen
+
+
+def _triage_three(tmp_path, monkeypatch, compute, values):
+    """Triage a value divergence of numpy's member 0 and two other libraries' members 1 and 2
+    (``compute(member, x)`` stands in for the calls; member 2 is the suspect). Returns
+    (outcome, captured class and outlier)."""
+    import numpy as np
+
+    from xamt.exec.group import MemberResult
+    from xamt.triage.pipeline import Candidate, Triage, TriageOutcome
+
+    members = [NS(library=lib, qualname=f"{lib}.squareplus", call="function", device=None, implements=[])
+               for lib in ("numpy", "fake", "other")]
+    group = NS(key="t:three", relation="cross_library", equivalence="value", tolerance=None,
+               normalisation="none", slots=[], members=members)
+
+    class Executor:
+        def run(self, items):
+            return [NS(results=[MemberResult("ok", value=compute(m, np.asarray(it.input[0])))
+                                for m in it.members]) for it in items]
+
+    t = Triage(executor=Executor(), adapters={"numpy": NS(pivot_rank=0), "fake": NS(pivot_rank=50),
+                                              "other": NS(pivot_rank=60)},
+               kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
+    seen = {}
+    monkeypatch.setattr(t, "_finish", lambda cand, cid, cls, outlier, values, members, results, summary, **kw:
+                        seen.update(cls=cls, outlier=outlier, shared=kw.get("shared"))
+                        or TriageOutcome(None, dropped="filed"))
+    first = Executor().run([NS(input=values, members=[0, 1, 2], repeat=1)])[0].results
+    out = t.process(Candidate(group=group, input=None, values=values, members=[0, 1, 2], results=first,
+                              kind="value", member=2), 1)
+    return out, seen
+
+
+def test_a_precision_loss_another_implementation_shares_is_the_dtypes_rounding(tmp_path, monkeypatch):
+    """Member 2 is off the float64 result by 0.3 %, under a loose tolerance (a precision
+    finding); where another library's float32 result is off too (0.1 %), the loss is the
+    computation's precision (the policy's evidence); where the others are exact, it is not."""
+    import numpy as np
+
+    from xamt.findings import FindingClass
+
+    def compute(shared):
+        def f(m, x):
+            if x.dtype == np.float64 or m == 0:
+                return np.asarray(x * 2.0).astype(x.dtype)
+            factor = {1: 1.001 if shared else 1.0, 2: 0.997}[m]
+            return np.asarray(x * np.float32(2.0 * factor)).astype(np.float32)
+        return f
+
+    values = {0: np.array([1.5, 2.5, 3.5], np.float32)}
+    out, seen = _triage_three(tmp_path, monkeypatch, compute(shared=True), values)
+    assert seen.get("outlier") == 2 and seen.get("shared") is True, (out.dropped, seen)
+    out, seen = _triage_three(tmp_path, monkeypatch, compute(shared=False), values)
+    assert seen.get("outlier") == 2 and seen.get("cls") == FindingClass.PRECISION, (out.dropped, seen)
+    assert seen.get("shared") is False
+    # the policy files the shared loss as such; an unshared one stays a bug
+    from xamt.triage.policy import load_policies
+
+    p = load_policies()
+    group = NS(category="generic", canonical="squareplus", relation="cross_library")
+    pol = p.match(FindingClass.PRECISION, library="jax", computation="float32", trigger="negative",
+                  group=group, shared=True)
+    assert pol is not None and pol.name == "rounding the computation's precision shares"
+    assert p.match(FindingClass.PRECISION, library="jax", computation="float32", trigger="negative",
+                   group=group) is None

@@ -44,7 +44,8 @@ from xamt.triage.policy import Policies, at_edge, computation_dtype, load_polici
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
     Conditioning, ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, load_call_order,
-    element_moves, load_conditioning, none_holds, perturbed, pivot_order, upcast, within_noise,
+    element_moves, implementation, load_conditioning, none_holds, perturbed, pivot_order, upcast,
+    within_noise,
 )
 
 __all__ = ["Candidate", "Triage", "TriageOutcome", "input_signature", "upcast", "declared_originals",
@@ -321,6 +322,9 @@ class Triage:
                     why = (f"the outlier on float64 inputs agrees with the reference: its "
                            f"{out_leaf.dtype} evaluation loses the result (overflow, underflow or "
                            f"cancellation)")
+        # a precision loss another implementation's float result shares: the policy's evidence
+        shared = bool(arrays_compared and cls_name == FindingClass.PRECISION and ref_values is not None
+                      and self._shared_rounding(group, values, outputs, ok, outlier, leaf, ref_leaf))
         rep = compare_group([ref_leaf, out_leaf], reference=0, tol=own_tol) if arrays_compared else None
         summary = {"why": why, "reference": ref_label, "leaf": leaf}
         if rep is not None:
@@ -333,7 +337,28 @@ class Triage:
                             ref_label=ref_label, ref_output=ref_value,
                             tol=(rep.tolerance.rtol, rep.tolerance.atol) if rep else (1e-5, 1e-8),
                             edge=arrays_compared and self._edge(values, outputs, ok, leaf, ref_leaf, ref_values,
-                                                                out_leaf, group))
+                                                                out_leaf, group), shared=shared)
+
+    def _shared_rounding(self, group: Any, values: Mapping[int, Any], outputs: Mapping[int, Any],
+                         ok: Sequence[int], outlier: int, leaf: int, ref_leaf: np.ndarray) -> bool:
+        """Whether a member of another implementation than the outlier's, in a float dtype, is off
+        the float64 reference beyond its own dtype's tolerance too: a precision finding then is
+        the computation's precision (two libraries' float32 cancellation in squareplus's
+        documented formula, blamed on whichever the fuzzer met first), not one library's
+        unstable method (JAX's expon.logcdf, whose float32 peers stay exact)."""
+        own = implementation(group.members[outlier], self.adapters)
+        for m in ok:
+            if m == outlier or m not in outputs or implementation(group.members[m], self.adapters) == own:
+                continue
+            lv = leaves(outputs[m])
+            other = lv[leaf] if leaf < len(lv) else None
+            if (not isinstance(other, np.ndarray) or other.shape != ref_leaf.shape
+                    or other.dtype.kind not in "fc" or other.dtype.itemsize >= ref_leaf.dtype.itemsize):
+                continue
+            tol = computation_tolerance(group.tolerance or None, [*input_dtypes(values), other.dtype])
+            if not compare_group([ref_leaf, other], reference=0, tol=tol).values_agree:
+                return True
+        return False
 
     @staticmethod
     def _edge(values: Mapping[int, Any], outputs: Mapping[int, Any], ok: Sequence[int], leaf: int,
@@ -448,11 +473,13 @@ class Triage:
                 ref_values: dict[int, Any] | None = None, ref_label: str | None = None,
                 tol: tuple[float, float] = (1e-5, 1e-8), error_type: str | None = None,
                 crash_signal: int | None = None, crash_status: str | None = None,
-                edge: bool = False, ref_output: Any = None) -> TriageOutcome:
+                edge: bool = False, ref_output: Any = None, shared: bool = False) -> TriageOutcome:
         """File the finding: its policy (``edge``: the reference's result is at the edge of the
         computation dtype's range, :func:`~xamt.triage.policy.at_edge`), root-cause key,
         reproducer and replay. ``ref_output``: the reference's output (a value finding), which
-        the reproducer compares with where the reference cannot run in the outlier's process."""
+        the reproducer compares with where the reference cannot run in the outlier's process;
+        ``shared``: another implementation's float result is off the float64 reference too
+        (:meth:`_shared_rounding`)."""
         from xamt.matching.model import cpu_twin
 
         group = cand.group
@@ -473,7 +500,7 @@ class Triage:
                                      trigger=trigger(values), group=group,
                                      narrowed=narrowed([*input_dtypes(values), *requested_dtypes(values)],
                                                        out_dtypes, numeric_arrays(values)),
-                                     edge=edge, precondition=refused_on_purpose)
+                                     edge=edge, precondition=refused_on_purpose, shared=shared)
         if policy is not None:
             summary = {**summary, "policy": {"name": policy.name, "reason": policy.reason,
                                              "class": cls_name.value}}

@@ -26,7 +26,7 @@ __all__ = ["Policy", "Policies", "load_policies", "computation_dtype", "narrowed
 _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "complex64",
                     "float64", "complex128", "longdouble", "clongdouble")
 _KEYS = {"name", "classes", "libraries", "computation", "triggers", "categories", "canonical", "relations",
-         "reason", "narrowed", "edge", "precondition"}
+         "reason", "narrowed", "edge", "precondition", "shared"}
 #: "at the edge of the float range": within this factor of the dtype's largest finite value,
 #: where a sum of a few hundred elements, or one step of a recurrence, overflows
 EDGE_FACTOR = 2.0 ** 10
@@ -65,11 +65,14 @@ class Policy:
     #: True: only where the outlier refused the input with a message stating the precondition
     #: it breaks (``error_kinds.toml``'s ``[[precondition]]``)
     precondition: bool | None = None
+    #: True: only where a member of another implementation, in a float dtype, is off the float64
+    #: reference too (the loss is the computation's precision, shared)
+    shared: bool | None = None
 
     def matches(self, finding_class: FindingClass, library: str | None, computation: str | None,
                 trigger: str, category: str | None, canonical: str | None,
                 narrowed: bool = False, edge: bool = False, precondition: bool = False,
-                relation: str | None = None) -> bool:
+                relation: str | None = None, shared: bool = False) -> bool:
         """Whether a finding with this evidence falls under the policy."""
         checks = ((self.libraries, library), (self.computation, computation),
                   (self.triggers, trigger), (self.categories, category),
@@ -78,6 +81,7 @@ class Policy:
                 and (self.narrowed is None or self.narrowed == narrowed)
                 and (self.edge is None or self.edge == edge)
                 and (self.precondition is None or self.precondition == precondition)
+                and (self.shared is None or self.shared == shared)
                 and all(allowed is None or value in allowed for allowed, value in checks))
 
 
@@ -89,14 +93,14 @@ class Policies:
 
     def match(self, finding_class: FindingClass, *, library: str | None, computation: str | None,
               trigger: str, group: Any, narrowed: bool = False, edge: bool = False,
-              precondition: bool = False) -> Policy | None:
+              precondition: bool = False, shared: bool = False) -> Policy | None:
         """The first policy the evidence matches, or None."""
         category = getattr(group, "category", None)
         canonical = getattr(group, "canonical", None)
         relation = getattr(group, "relation", None)
         return next((p for p in self.items if p.matches(
             finding_class, library, computation, trigger, category, canonical, narrowed, edge,
-            precondition, relation)), None)
+            precondition, relation, shared)), None)
 
 
 def narrowed(inputs: Iterable[np.dtype], outputs: Iterable[np.dtype], values: Iterable[Any] = ()) -> bool:
@@ -175,7 +179,7 @@ def load_policies(path: str | Path | None = None) -> Policies:
             if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
                 raise DataFileError(f"{at} ({raw['name']}): {key!r} must be a non-empty list of strings")
             lists[key] = frozenset(value)
-        for flag in ("narrowed", "edge", "precondition"):
+        for flag in ("narrowed", "edge", "precondition", "shared"):
             if flag in raw and not isinstance(raw[flag], bool):
                 raise DataFileError(f"{at} ({raw['name']}): {flag!r} must be true or false")
         if "classes" not in lists:
@@ -188,5 +192,5 @@ def load_policies(path: str | Path | None = None) -> Policies:
             raise DataFileError(f"{at} ({raw['name']}): unknown trigger(s) {bad}; known: {list(TRIGGERS)}")
         items.append(Policy(name=raw["name"], reason=" ".join(raw["reason"].split()),
                             narrowed=raw.get("narrowed"), edge=raw.get("edge"),
-                            precondition=raw.get("precondition"), **lists))
+                            precondition=raw.get("precondition"), shared=raw.get("shared"), **lists))
     return Policies(tuple(items))
