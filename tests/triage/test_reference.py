@@ -605,6 +605,44 @@ def test_an_edge_input_that_no_library_evaluates_in_its_dtype_is_at_the_edge():
     assert not Triage._edge(small, outputs, [0, 1], 0, ref, {0: small[0].astype(np.float64)}, out, group)
 
 
+def _three(tmp_path, monkeypatch, api, compute):
+    """A triage of a group of numpy's member 0 and two other libraries' members 1 and 2 (named
+    ``<library>.<api>``), ``compute(member, x)`` standing in for the calls. Filing is captured
+    (class, outlier, reference member, shared-loss evidence) instead of writing a reproducer.
+    Returns (triage, group, executor, captured)."""
+    import numpy as np
+
+    from xamt.exec.group import MemberResult
+    from xamt.triage.pipeline import Triage, TriageOutcome
+
+    members = [NS(library=lib, qualname=f"{lib}.{api}", call="function", device=None, implements=[])
+               for lib in ("numpy", "fake", "other")]
+    group = NS(key=f"t:{api}", relation="cross_library", equivalence="value", tolerance=None,
+               normalisation="none", slots=[], members=members)
+
+    class Executor:
+        def run(self, items):
+            return [NS(results=[MemberResult("ok", value=compute(m, np.asarray(it.input[0])))
+                                for m in it.members]) for it in items]
+
+    t = Triage(executor=Executor(), adapters={"numpy": NS(pivot_rank=0), "fake": NS(pivot_rank=50),
+                                              "other": NS(pivot_rank=60)},
+               kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
+    seen = {}
+    monkeypatch.setattr(t, "_finish", lambda cand, cid, cls, outlier, values, members, results, summary, **kw:
+                        seen.update(cls=cls, outlier=outlier, ref=kw.get("ref_member"),
+                                    shared=kw.get("shared")) or TriageOutcome(None, dropped="filed"))
+    return t, group, Executor(), seen
+
+
+def _process(t, group, executor, values, suspect):
+    from xamt.triage.pipeline import Candidate
+
+    first = executor.run([NS(input=values, members=[0, 1, 2], repeat=1)])[0].results
+    return first, t.process(Candidate(group=group, input=None, values=values, members=[0, 1, 2],
+                                      results=first, kind="value", member=suspect), 1)
+
+
 def test_a_majority_that_flushes_subnormals_is_the_outlier_not_the_member_that_keeps_them(tmp_path, monkeypatch):
     """No float64 reference (the call fixes float32): two members that flush subnormal inputs
     (XLA, TensorFlow) outvote one that keeps them. The member that keeps them gives the
@@ -612,74 +650,21 @@ def test_a_majority_that_flushes_subnormals_is_the_outlier_not_the_member_that_k
     subnormal (the flush-to-zero policy's), not the IEEE member."""
     import numpy as np
 
-    from xamt.exec.group import MemberResult
     from xamt.findings import FindingClass
     from xamt.triage.classify import flush_subnormals
-    from xamt.triage.pipeline import Candidate, Triage, TriageOutcome
-
-    members = [NS(library=lib, qualname=f"{lib}.nanprod", call="function", device=None, implements=[])
-               for lib in ("numpy", "fake", "other")]
-    group = NS(key="t:nanprod", relation="cross_library", equivalence="value", tolerance=None,
-               normalisation="none", slots=[], members=members)
 
     def compute(m, x):
         with np.errstate(all="ignore"):
             return np.asarray(np.prod(x if m == 0 else flush_subnormals({0: x})[0]))
 
-    class Executor:
-        def run(self, items):
-            return [NS(results=[MemberResult("ok", value=compute(m, np.asarray(it.input[0])))
-                                for m in it.members]) for it in items]
-
-    t = Triage(executor=Executor(), adapters={"numpy": NS(pivot_rank=0), "fake": NS(pivot_rank=50),
-                                              "other": NS(pivot_rank=60)},
-               kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "nanprod", compute)
     # the majority, in the input's precision, is the reference (as when a dtype argument rules
     # out a float64 evaluation)
     monkeypatch.setattr(t, "_reference", lambda group, values, ok, outputs, first=None:
                         (1, outputs[1], "fake.nanprod (agrees with the majority)", None))
-    seen = {}
-    monkeypatch.setattr(t, "_finish", lambda cand, cid, cls, outlier, values, members, results, summary, **kw:
-                        seen.update(cls=cls, outlier=outlier, ref=kw.get("ref_member"), why=summary["why"])
-                        or TriageOutcome(None, dropped="captured"))
-    values = {0: np.array([-1.4e-45, 1.0, -np.inf, 1.0], np.float32)}
-    first = Executor().run([NS(input=values, members=[0, 1, 2], repeat=1)])[0].results
+    first, _ = _process(t, group, executor, {0: np.array([-1.4e-45, 1.0, -np.inf, 1.0], np.float32)}, 0)
     assert np.isinf(first[0].value) and np.isnan(first[1].value)
-    t.process(Candidate(group=group, input=None, values=values, members=[0, 1, 2], results=first,
-                        kind="value", member=0), 1)
     assert seen["outlier"] == 1 and seen["ref"] == 0 and seen["cls"] == FindingClass.SUBNORMAL, seen
-
-
-def _triage_three(tmp_path, monkeypatch, compute, values):
-    """Triage a value divergence of numpy's member 0 and two other libraries' members 1 and 2
-    (``compute(member, x)`` stands in for the calls; member 2 is the suspect). Returns
-    (outcome, captured class and outlier)."""
-    import numpy as np
-
-    from xamt.exec.group import MemberResult
-    from xamt.triage.pipeline import Candidate, Triage, TriageOutcome
-
-    members = [NS(library=lib, qualname=f"{lib}.squareplus", call="function", device=None, implements=[])
-               for lib in ("numpy", "fake", "other")]
-    group = NS(key="t:three", relation="cross_library", equivalence="value", tolerance=None,
-               normalisation="none", slots=[], members=members)
-
-    class Executor:
-        def run(self, items):
-            return [NS(results=[MemberResult("ok", value=compute(m, np.asarray(it.input[0])))
-                                for m in it.members]) for it in items]
-
-    t = Triage(executor=Executor(), adapters={"numpy": NS(pivot_rank=0), "fake": NS(pivot_rank=50),
-                                              "other": NS(pivot_rank=60)},
-               kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
-    seen = {}
-    monkeypatch.setattr(t, "_finish", lambda cand, cid, cls, outlier, values, members, results, summary, **kw:
-                        seen.update(cls=cls, outlier=outlier, shared=kw.get("shared"))
-                        or TriageOutcome(None, dropped="filed"))
-    first = Executor().run([NS(input=values, members=[0, 1, 2], repeat=1)])[0].results
-    out = t.process(Candidate(group=group, input=None, values=values, members=[0, 1, 2], results=first,
-                              kind="value", member=2), 1)
-    return out, seen
 
 
 def test_a_precision_loss_another_implementation_shares_is_the_dtypes_rounding(tmp_path, monkeypatch):
@@ -699,11 +684,11 @@ def test_a_precision_loss_another_implementation_shares_is_the_dtypes_rounding(t
         return f
 
     values = {0: np.array([1.5, 2.5, 3.5], np.float32)}
-    out, seen = _triage_three(tmp_path, monkeypatch, compute(shared=True), values)
-    assert seen.get("outlier") == 2 and seen.get("shared") is True, (out.dropped, seen)
-    out, seen = _triage_three(tmp_path, monkeypatch, compute(shared=False), values)
-    assert seen.get("outlier") == 2 and seen.get("cls") == FindingClass.PRECISION, (out.dropped, seen)
-    assert seen.get("shared") is False
+    for shared in (True, False):
+        t, group, executor, seen = _three(tmp_path, monkeypatch, "squareplus", compute(shared))
+        _, out = _process(t, group, executor, values, 2)
+        assert seen.get("outlier") == 2 and seen.get("cls") == FindingClass.PRECISION, (out.dropped, seen)
+        assert seen.get("shared") is shared
     # the policy files the shared loss as such; an unshared one stays a bug
     from xamt.triage.policy import load_policies
 
