@@ -44,7 +44,7 @@ from xamt.triage.policy import Policies, at_edge, computation_dtype, load_polici
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
     Conditioning, ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, load_call_order,
-    element_moves, implementation, load_conditioning, none_holds, perturbed, pivot_order, upcast,
+    element_moves, load_conditioning, none_holds, perturbed, pivot_order, shared_loss, upcast,
     within_noise,
 )
 
@@ -324,7 +324,8 @@ class Triage:
                            f"cancellation)")
         # a precision loss another implementation's float result shares: the policy's evidence
         shared = bool(arrays_compared and cls_name == FindingClass.PRECISION and ref_values is not None
-                      and self._shared_rounding(group, values, outputs, ok, outlier, leaf, ref_leaf))
+                      and shared_loss(group, outputs, ok, outlier, leaf, ref_leaf, self.adapters,
+                                      input_dtypes(values)))
         rep = compare_group([ref_leaf, out_leaf], reference=0, tol=own_tol) if arrays_compared else None
         summary = {"why": why, "reference": ref_label, "leaf": leaf}
         if rep is not None:
@@ -338,27 +339,6 @@ class Triage:
                             tol=(rep.tolerance.rtol, rep.tolerance.atol) if rep else (1e-5, 1e-8),
                             edge=arrays_compared and self._edge(values, outputs, ok, leaf, ref_leaf, ref_values,
                                                                 out_leaf, group), shared=shared)
-
-    def _shared_rounding(self, group: Any, values: Mapping[int, Any], outputs: Mapping[int, Any],
-                         ok: Sequence[int], outlier: int, leaf: int, ref_leaf: np.ndarray) -> bool:
-        """Whether a member of another implementation than the outlier's, in a float dtype, is off
-        the float64 reference beyond its own dtype's tolerance too: a precision finding then is
-        the computation's precision (two libraries' float32 cancellation in squareplus's
-        documented formula, blamed on whichever the fuzzer met first), not one library's
-        unstable method (JAX's expon.logcdf, whose float32 peers stay exact)."""
-        own = implementation(group.members[outlier], self.adapters)
-        for m in ok:
-            if m == outlier or m not in outputs or implementation(group.members[m], self.adapters) == own:
-                continue
-            lv = leaves(outputs[m])
-            other = lv[leaf] if leaf < len(lv) else None
-            if (not isinstance(other, np.ndarray) or other.shape != ref_leaf.shape
-                    or other.dtype.kind not in "fc" or other.dtype.itemsize >= ref_leaf.dtype.itemsize):
-                continue
-            tol = computation_tolerance(group.tolerance or None, [*input_dtypes(values), other.dtype])
-            if not compare_group([ref_leaf, other], reference=0, tol=tol).values_agree:
-                return True
-        return False
 
     @staticmethod
     def _edge(values: Mapping[int, Any], outputs: Mapping[int, Any], ok: Sequence[int], leaf: int,
@@ -479,7 +459,7 @@ class Triage:
         reproducer and replay. ``ref_output``: the reference's output (a value finding), which
         the reproducer compares with where the reference cannot run in the outlier's process;
         ``shared``: another implementation's float result is off the float64 reference too
-        (:meth:`_shared_rounding`)."""
+        (:func:`~xamt.triage.reference.shared_loss`)."""
         from xamt.matching.model import cpu_twin
 
         group = cand.group

@@ -20,10 +20,11 @@ from xamt.compare import compare_group, computation_tolerance
 from xamt.groups.agree import Agreement, input_dtypes
 from xamt.exec.group import MemberResult
 from xamt.exec.normalise import leaves
+from xamt.triage.dedup import trigger
 
 __all__ = ["ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upcast", "call_rank",
            "float_computed_slots", "Conditioning", "load_conditioning", "perturbed", "element_moves",
-           "within_noise", "nan_against_majority", "drops_nan", "voting_members", "implementation",
+           "within_noise", "nan_against_majority", "drops_nan", "shared_loss", "voting_members", "implementation",
            "declared_originals", "load_call_order"]
 
 #: float dtypes a float64 reference evaluation improves on
@@ -254,23 +255,13 @@ def nan_against_majority(ref: Any, others: Sequence[Any]) -> bool:
     return False
 
 
-def _holds_nan(values: Mapping[int, Any]) -> bool:
-    for v in values.values():
-        for a in (v if isinstance(v, (list, tuple)) else (v,)):
-            if isinstance(a, np.ndarray) and a.dtype.kind in "fc" and np.isnan(a).any():
-                return True
-            if isinstance(a, float) and a != a:
-                return True
-    return False
-
-
 def drops_nan(ref: Any, others: Sequence[Any], values: Mapping[int, Any]) -> bool:
     """Whether ``ref``, a candidate reference's output on inputs holding NaN, is a number at an
     element where every one of ``others`` (the other implementations' outputs, one each, at
     least one) is NaN: it dropped the NaN the others propagate (scipy's ``chebyshev`` takes
     Python's ``max``, which skips a NaN that is not first, and ``torch.dist`` was blamed). Such
     a reference is passed over like a NaN one against numbers (:func:`nan_against_majority`)."""
-    if not _holds_nan(values):
+    if trigger(values) != "nan":  # the most telling trigger: NaN whenever an input holds one
         return False
     ref_leaves = leaves(ref)
     other_leaves = [lv for lv in (leaves(o) for o in others) if len(lv) == len(ref_leaves)]
@@ -339,22 +330,54 @@ def narrower_members(outputs: Mapping[int, Any], ok: Sequence[int]) -> set[int]:
     return {mi for mi, marks in per_member.items() if any(size < widest[at] for at, size in marks)}
 
 
+def _holds(a: Any, ref_leaf: np.ndarray, tol: Any, inputs: Sequence[np.dtype], dtypes: Counter) -> bool:
+    """Whether output leaf ``a`` gives the float64 reference ``ref_leaf`` within the tolerance of
+    the dtype it computed in, or is that reference rounded to its dtype."""
+    own = computation_tolerance(tol, [*inputs, a.dtype]) if inputs else tol
+    return compare_group([ref_leaf, a], reference=0, tol=own).values_agree or _rounds_to(a, ref_leaf, tol, dtypes)
+
+
+def _leaf_dtypes(outputs: Mapping[int, Any], ok: Sequence[int]) -> Counter:
+    return Counter(a.dtype for mi in ok for a in leaves(outputs[mi]) if isinstance(a, np.ndarray))
+
+
+def _leaf(outputs: Mapping[int, Any], mi: int, leaf: int) -> Any:
+    lv = leaves(outputs[mi])
+    return lv[leaf] if leaf < len(lv) else None
+
+
 def none_holds(outputs: Mapping[int, Any], ok: Sequence[int], leaf: int, ref_leaf: np.ndarray,
                tol: Any, inputs: Sequence[np.dtype] = ()) -> bool:
     """Whether no member of ``ok`` gives the float64 reference ``ref_leaf`` at leaf ``leaf``
     within the tolerance of the dtype it computed in (or that reference rounded to its dtype):
     every library's evaluation in the input's precision lost the result, so none of them is
     the one to blame."""
-    dtypes = Counter(a.dtype for mi in ok for a in leaves(outputs[mi]) if isinstance(a, np.ndarray))
+    dtypes = _leaf_dtypes(outputs, ok)
     for mi in ok:
-        lv = leaves(outputs[mi])
-        a = lv[leaf] if leaf < len(lv) else None
-        if not isinstance(a, np.ndarray) or a.shape != ref_leaf.shape:
-            continue
-        own = computation_tolerance(tol, [*inputs, a.dtype]) if inputs else tol
-        if compare_group([ref_leaf, a], reference=0, tol=own).values_agree or _rounds_to(a, ref_leaf, tol, dtypes):
+        a = _leaf(outputs, mi, leaf)
+        if isinstance(a, np.ndarray) and a.shape == ref_leaf.shape and _holds(a, ref_leaf, tol, inputs, dtypes):
             return False
     return True
+
+
+def shared_loss(group: Any, outputs: Mapping[int, Any], ok: Sequence[int], outlier: int, leaf: int,
+                ref_leaf: np.ndarray, adapters: Mapping[str, Any], inputs: Sequence[np.dtype] = ()) -> bool:
+    """Whether a member of another implementation than the outlier's, with a float result
+    narrower than the float64 reference ``ref_leaf``, does not hold that reference either: the
+    outlier's loss is then the computation's precision (two libraries' float32 cancellation in
+    squareplus's documented formula, blamed on whichever the fuzzer met first), not one
+    library's unstable method (JAX's expon.logcdf, whose float32 peers stay exact)."""
+    own = implementation(group.members[outlier], adapters)
+    dtypes = _leaf_dtypes(outputs, ok)
+    for mi in ok:
+        if mi == outlier or mi not in outputs or implementation(group.members[mi], adapters) == own:
+            continue
+        a = _leaf(outputs, mi, leaf)
+        if (isinstance(a, np.ndarray) and a.shape == ref_leaf.shape and a.dtype.kind in "fc"
+                and a.dtype.itemsize < ref_leaf.dtype.itemsize
+                and not _holds(a, ref_leaf, group.tolerance or None, inputs, dtypes)):
+            return True
+    return False
 
 
 def agreement(group: Any) -> Agreement:
