@@ -16,7 +16,8 @@ campaign's time with that ranking under these rules, all the same for every grou
   of ``floor_burst`` (while its compiled programs are still cached) beside the guided draws, at
   a rate that reaches the floor before ``floor_by`` of the budget has passed.
 - **A cap per group.** A group that has taken more than ``group_cap_factor`` times the average
-  group's time (and at least ``group_cap_s``) waits until the others catch up: one that hangs
+  group's time (and at least ``group_cap_s``; ``floor_cap_s`` while a cross-library group is
+  below the floor) waits until the others catch up: one that hangs
   or crashes on every input costs seconds per iteration, and must not eat the budget of
   thousands of cheap ones (nor the floor's). Calls in the slow lane are not charged to it: a
   compilation is paid once and its group should then be fuzzed. A call that kills its worker is
@@ -97,6 +98,7 @@ class ScheduleSettings:
     floor: int = 100
     floor_by: float = 0.6
     floor_burst: int = 100
+    floor_cap_s: float = 20.0
     window_per_worker: int = 32
     help_after_s: float = 0.25
     slow_lanes: int = 1
@@ -149,7 +151,7 @@ def load_settings(path: str | Path | None = None) -> ScheduleSettings:
             raise DataFileError(f"{where} [schedule]: {name} must be within [0, 1]")
     at_least_one = ("window_per_worker", "slow_lanes", "group_inflight", "floor_burst",
                     "isolated_inflight", "worker_growth_min_mib")
-    positive = ("checkpoint_seconds", "help_after_s", "group_cap_s", "group_cap_factor", "hang_floor_s",
+    positive = ("checkpoint_seconds", "help_after_s", "group_cap_s", "floor_cap_s", "group_cap_factor", "hang_floor_s",
                 "hang_factor", "first_call_factor")
     if (any(getattr(s, n) < 1 for n in at_least_one) or any(getattr(s, n) <= 0 for n in positive)
             or s.floor < 0 or s.quarantine_after < 0):
@@ -251,6 +253,7 @@ class Schedule:
                 st.cost = max(st.cost, self._first_cost[k])
         cross = [k for k, g in groups.items() if getattr(g, "relation", "") == "cross_library"]
         self.rng.shuffle(cross)
+        self._cross = tuple(cross)
         self._floor = collections.deque(k for k in cross if search.groups[k].iterations < settings.floor)
         self._floor_set = set(self._floor)
         self._burst: dict[Hashable, int] = {}  # iterations of the current burst, per floor group
@@ -381,6 +384,14 @@ class Schedule:
     def _cap(self) -> float:
         total = self._charged_total
         return max(self.settings.group_cap_s, self.settings.group_cap_factor * total / self._n_groups)
+
+    def _cap_of(self, key: Hashable, cap: float) -> float:
+        """``key``'s cap: ``cap``, or ``floor_cap_s`` if more while it is a cross-library group
+        below the floor (the common cap is a few seconds: a group whose calls take 50 ms, an
+        SVD, a special function's series, would never reach the floor under it)."""
+        if key in self._floor_set and self.search.groups[key].iterations < self.settings.floor:
+            return max(cap, self.settings.floor_cap_s)
+        return cap
 
     def _compiled_proposal(self) -> Proposal | None:
         keys = self._open(_COMPILED)
@@ -528,14 +539,14 @@ class Schedule:
             charge = max(0.0, seconds) + deaths * death_cost
             self.charged[prop.key] += charge
             self._charged_total += charge
-            if prop.key not in self.capped and self.charged[prop.key] > self._cap():
+            if prop.key not in self.capped and self.charged[prop.key] > self._cap_of(prop.key, self._cap()):
                 self.capped.add(prop.key)
                 self._open_keys = None
         if self.capped and time.monotonic() >= self._next_release:
             # now and then, groups that fell under the (growing) cap again are let back in
             self._next_release = time.monotonic() + 2.0
             cap = self._cap()
-            back = {k for k in self.capped if self.charged[k] <= cap}
+            back = {k for k in self.capped if self.charged[k] <= self._cap_of(k, cap)}
             if back:
                 self.capped -= back
                 self._open_keys = None
@@ -588,4 +599,13 @@ class Schedule:
                 "fast_lane_s": round(sum(self.charged.values()), 3),
                 "slow_in_flight": self.slow_inflight, "floor_deficit": self.floor_deficit, "moves": self.moves,
                 "floor_left": len(self._floor), "capped": len(self.capped),
-                "cold_floor": len(self._cold_floor)}
+                "cold_floor": len(self._cold_floor), "floor_short": self.floor_short()}
+
+    def floor_short(self, limit: int = 50) -> list[list[Any]]:
+        """The cross-library groups still below the floor, fewest iterations first (at most
+        ``limit``): ``[key, iterations, seconds charged, capped, isolated]``, to say why."""
+        floor = self.settings.floor
+        short = [(self.search.groups[k].iterations, str(k), k) for k in self._cross
+                 if self.search.groups[k].iterations < floor]
+        return [[name, its, round(self.charged[k], 3), k in self.capped, k in self.isolated]
+                for its, name, k in sorted(short)[:limit]]
