@@ -630,7 +630,7 @@ def _three(tmp_path, monkeypatch, api, compute):
                kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
     seen = {}
     monkeypatch.setattr(t, "_finish", lambda cand, cid, cls, outlier, values, members, results, summary, **kw:
-                        seen.update(cls=cls, outlier=outlier, ref=kw.get("ref_member"),
+                        seen.update(cls=cls, outlier=outlier, ref=kw.get("ref_member"), values=values,
                                     shared=kw.get("shared")) or TriageOutcome(None, dropped="filed"))
     return t, group, Executor(), seen
 
@@ -641,6 +641,26 @@ def _process(t, group, executor, values, suspect):
     first = executor.run([NS(input=values, members=[0, 1, 2], repeat=1)])[0].results
     return first, t.process(Candidate(group=group, input=None, values=values, members=[0, 1, 2],
                                       results=first, kind="value", member=suspect), 1)
+
+
+def test_a_minimised_input_on_which_another_member_is_farther_off_is_not_filed(tmp_path, monkeypatch):
+    """Member 2 is off by 1 everywhere; member 1 agrees with the reference on four elements
+    but is off by 10 on one. The minimiser keeps 2 apart from the reference down to one
+    element, where 1 is the farther: filing 2 with that input would blame the wrong member of
+    the reproducer, so the finding keeps the input it was found on."""
+    import numpy as np
+
+    def compute(m, x):
+        return np.asarray(x.sum() + {0: 0.0, 1: 0.0 if x.size > 1 else 10.0, 2: 1.0}[m])
+
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "total", compute)
+    _process(t, group, executor, {0: np.array([1.0, 2.0, 3.0, 4.0])}, 2)
+    assert seen["outlier"] == 2 and seen["ref"] == 0
+    assert seen["values"][0].size == 4, seen["values"]
+    # where the smaller input keeps 2 the farthest, it is filed minimised
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "total", lambda m, x: np.asarray(x.sum() + (m == 2)))
+    _process(t, group, executor, {0: np.array([1.0, 2.0, 3.0, 4.0])}, 2)
+    assert seen["outlier"] == 2 and seen["values"][0].size == 1, seen["values"]
 
 
 def test_a_majority_that_flushes_subnormals_is_the_outlier_not_the_member_that_keeps_them(tmp_path, monkeypatch):

@@ -234,19 +234,28 @@ class Triage:
         if still_fails(values):
             values = minimise(values, self._bounded(still_fails), budget=self.minimise_budget,
                               frozen=structured_slots(cand.input)).inputs
-        # evidence on the (minimised) input
-        # every member called twice: a member that disagrees with itself (dropout validated on
-        # p=0, fuzzed with p=0.5) has no value to compare, whatever the registry said
-        results = self._run(group, values, ok, repeat=2)
-        if any(r.nondeterministic for m, r in zip(ok, results) if m in (outlier, same_ref)):
-            return TriageOutcome(None, dropped="nondeterministic: two calls on the same input differ")
-        outputs = {m: r.value for m, r in zip(ok, results) if r.ok}
-        if outlier not in outputs:
-            return TriageOutcome(None, dropped="outlier no longer returns on the minimised input")
-        # on the minimised input, the member that gave the float64 reference is asked first (the
-        # members before it in pivot order did not give one)
-        ref_member, ref_value, ref_label, ref_values = self._reference(group, values, ok, outputs,
-                                                                       first=ref_member)
+        # evidence on the minimised input; on the input it was found on when another member is
+        # the outlier there: the minimiser keeps the outlier apart from one reference member,
+        # not the farthest from the reference (a smaller input can part a third member more)
+        first_ref = ref_member
+        for attempt in (values, cand.values) if values is not cand.values else (values,):
+            values = attempt
+            # every member called twice: a member that disagrees with itself (dropout validated
+            # on p=0, fuzzed with p=0.5) has no value to compare, whatever the registry said
+            results = self._run(group, values, ok, repeat=2)
+            if any(r.nondeterministic for m, r in zip(ok, results) if m in (outlier, same_ref)):
+                return TriageOutcome(None, dropped="nondeterministic: two calls on the same input differ")
+            outputs = {m: r.value for m, r in zip(ok, results) if r.ok}
+            if outlier not in outputs:
+                return TriageOutcome(None, dropped="outlier no longer returns on the minimised input")
+            # the member that gave the float64 reference is asked first (the members before it
+            # in pivot order did not give one)
+            ref_member, ref_value, ref_label, ref_values = self._reference(group, values, ok, outputs,
+                                                                           first=first_ref)
+            again, _ = self._outlier(group, outputs, ok, ref_member, ref_value,
+                                     precise=ref_values is not None, inputs=input_dtypes(values))
+            if again == outlier:
+                break
         out_leaf = leaves(outputs[outlier])[leaf] if leaf < len(leaves(outputs[outlier])) else None
         ref_leaf = leaves(ref_value)[leaf] if ref_value is not None and leaf < len(leaves(ref_value)) else None
         arrays_compared = isinstance(out_leaf, np.ndarray) and isinstance(ref_leaf, np.ndarray)
