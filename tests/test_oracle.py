@@ -120,6 +120,7 @@ def test_a_value_refusal_stays_a_status_divergence():
     ("InvalidArgumentError", "{{function_node __wrapped__Range}} Requires start <= limit when delta > 0: 0/-1"),
     ("ValueError", "reduction axes (-2,) contains out-of-bounds indices for float32[1,1]."),
     ("RuntimeError", "cannot do hardtanh on an unsigned type with negative limits"),
+    ("ValueError", "Leading coefficient is zero."),
 ])
 def test_a_refusal_that_states_its_precondition_is_one(etype, message):
     kinds = ErrorKinds.load()
