@@ -620,10 +620,15 @@ def _three(tmp_path, monkeypatch, api, compute):
     group = NS(key=f"t:{api}", relation="cross_library", equivalence="value", tolerance=None,
                normalisation="none", slots=[], members=members)
 
+    def call(m, x):
+        try:
+            return MemberResult("ok", value=compute(m, x))
+        except ValueError as exc:  # a refusal, as the sandbox reports one
+            return MemberResult("raised", error_type="ValueError", error_message=str(exc))
+
     class Executor:
         def run(self, items):
-            return [NS(results=[MemberResult("ok", value=compute(m, np.asarray(it.input[0])))
-                                for m in it.members]) for it in items]
+            return [NS(results=[call(m, np.asarray(it.input[0])) for m in it.members]) for it in items]
 
     t = Triage(executor=Executor(), adapters={"numpy": NS(pivot_rank=0), "fake": NS(pivot_rank=50),
                                               "other": NS(pivot_rank=60)},
@@ -661,6 +666,22 @@ def test_a_minimised_input_on_which_another_member_is_farther_off_is_not_filed(t
     t, group, executor, seen = _three(tmp_path, monkeypatch, "total", lambda m, x: np.asarray(x.sum() + (m == 2)))
     _process(t, group, executor, {0: np.array([1.0, 2.0, 3.0, 4.0])}, 2)
     assert seen["outlier"] == 2 and seen["values"][0].size == 1, seen["values"]
+
+
+def test_a_member_that_refuses_the_minimised_input_leaves_the_vote(tmp_path, monkeypatch):
+    """Member 1 returns on the input found but refuses a single element (a campaign's triage
+    error, KeyError: the reference's vote read every member's output); member 2 is off by 1
+    throughout and is filed on the minimised input."""
+    import numpy as np
+
+    def compute(m, x):
+        if m == 1 and x.size < 2:
+            raise ValueError("expected at least two elements")
+        return np.asarray(x.sum() + (m == 2))
+
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "total", compute)
+    _, out = _process(t, group, executor, {0: np.array([1.0, 2.0, 3.0, 4.0])}, 2)
+    assert out.dropped == "filed" and seen["outlier"] == 2 and seen["values"][0].size == 1, (out.dropped, seen)
 
 
 def test_a_majority_that_flushes_subnormals_is_the_outlier_not_the_member_that_keeps_them(tmp_path, monkeypatch):

@@ -248,11 +248,13 @@ class Triage:
             outputs = {m: r.value for m, r in zip(ok, results) if r.ok}
             if outlier not in outputs:
                 return TriageOutcome(None, dropped="outlier no longer returns on the minimised input")
+            # the members that return here (one may refuse the smaller input) are the voters
+            live = [m for m in ok if m in outputs]
             # the member that gave the float64 reference is asked first (the members before it
             # in pivot order did not give one)
-            ref_member, ref_value, ref_label, ref_values = self._reference(group, values, ok, outputs,
+            ref_member, ref_value, ref_label, ref_values = self._reference(group, values, live, outputs,
                                                                            first=first_ref)
-            again, _ = self._outlier(group, outputs, ok, ref_member, ref_value,
+            again, _ = self._outlier(group, outputs, live, ref_member, ref_value,
                                      precise=ref_values is not None, inputs=input_dtypes(values))
             if again == outlier:
                 break
@@ -333,7 +335,7 @@ class Triage:
                            f"cancellation)")
         # a precision loss another implementation's float result shares: the policy's evidence
         shared = bool(arrays_compared and cls_name == FindingClass.PRECISION and ref_values is not None
-                      and shared_loss(group, outputs, ok, outlier, leaf, ref_leaf, self.adapters,
+                      and shared_loss(group, outputs, live, outlier, leaf, ref_leaf, self.adapters,
                                       input_dtypes(values)))
         rep = compare_group([ref_leaf, out_leaf], reference=0, tol=own_tol) if arrays_compared else None
         summary = {"why": why, "reference": ref_label, "leaf": leaf}
@@ -346,7 +348,7 @@ class Triage:
                             expect="value", ref_member=ref_member, ref_values=ref_values,
                             ref_label=ref_label, ref_output=ref_value,
                             tol=(rep.tolerance.rtol, rep.tolerance.atol) if rep else (1e-5, 1e-8),
-                            edge=arrays_compared and self._edge(values, outputs, ok, leaf, ref_leaf, ref_values,
+                            edge=arrays_compared and self._edge(values, outputs, live, leaf, ref_leaf, ref_values,
                                                                 out_leaf, group), shared=shared)
 
     @staticmethod
