@@ -120,6 +120,10 @@ def test_the_edge_policy_matches_results_at_the_top_of_the_range_only():
                      group=generic, edge=True) is None
     assert pol.match(FindingClass.VALUE, library="numpy", computation="float32", trigger="large",
                      group=generic, edge=False) is None
+    # a member that returns a number where the others' float32 results overflowed to NaN
+    hit = pol.match(FindingClass.VALIDATION, library="torch", computation="float32", trigger="large",
+                    group=generic, edge=True)
+    assert hit is not None and hit.name == "overflow at the edge of the float range"
 
 
 def test_a_refusal_stating_its_precondition_is_a_policy_and_others_stay_bugs():

@@ -599,8 +599,10 @@ def test_an_edge_input_that_no_library_evaluates_in_its_dtype_is_at_the_edge():
     held = {**outputs, 2: np.array([0.0, 0.0, 0.0], np.float32)}
     assert not none_holds(held, [0, 1, 2], 0, ref, None, [np.dtype(np.float32)])
     assert not Triage._edge(values, held, [0, 1, 2], 0, ref, {0: values[0].astype(np.float64)}, out, group)
-    # no float64 evaluation, or ordinary inputs: not at the edge
-    assert not Triage._edge(values, outputs, [0, 1], 0, ref, None, out, group)
+    # no float64 evaluation: at the edge where one side's result is finite and the other's not
+    assert Triage._edge(values, outputs, [0, 1], 0, ref, None, out, group)
+    assert not Triage._edge(values, outputs, [0, 1], 0, ref + 1, None, ref.astype(np.float32), group)
+    # ordinary inputs: not at the edge
     small = {0: np.array([1.0, 2.0, 3.0], np.float32)}
     assert not Triage._edge(small, outputs, [0, 1], 0, ref, {0: small[0].astype(np.float64)}, out, group)
 
@@ -635,7 +637,7 @@ def _three(tmp_path, monkeypatch, api, compute):
                kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
     seen = {}
     monkeypatch.setattr(t, "_finish", lambda cand, cid, cls, outlier, values, members, results, summary, **kw:
-                        seen.update(cls=cls, outlier=outlier, ref=kw.get("ref_member"), values=values,
+                        seen.update(cls=cls, outlier=outlier, ref=kw.get("ref_member"), values=values, edge=kw.get("edge"),
                                     shared=kw.get("shared")) or TriageOutcome(None, dropped="filed"))
     return t, group, Executor(), seen
 
@@ -682,6 +684,31 @@ def test_a_member_that_refuses_the_minimised_input_leaves_the_vote(tmp_path, mon
     t, group, executor, seen = _three(tmp_path, monkeypatch, "total", compute)
     _, out = _process(t, group, executor, {0: np.array([1.0, 2.0, 3.0, 4.0])}, 2)
     assert out.dropped == "filed" and seen["outlier"] == 2 and seen["values"][0].size == 1, (out.dropped, seen)
+
+
+def test_without_a_float64_reference_a_member_finite_where_the_majority_overflowed_is_at_the_edge(
+        tmp_path, monkeypatch):
+    """cumprod of [1, MAX, -MAX, 0] in float32 with a dtype argument (no float64 evaluation):
+    two members' float32 products give NaN (inf * 0), one accumulating in double gives -0.
+    Nothing says which side lost the result: the edge evidence, not a bug of the minority."""
+    import numpy as np
+
+    def compute(m, x):
+        with np.errstate(all="ignore"):
+            return np.cumprod(x.astype(np.float64)).astype(np.float32) if m == 2 else np.cumprod(x)
+
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "cumprod", compute)
+    monkeypatch.setattr(t, "_reference", lambda group, values, ok, outputs, first=None:
+                        (0, outputs[0], "numpy.cumprod (agrees with the majority)", None))
+    top = np.finfo(np.float32).max
+    _, out = _process(t, group, executor, {0: np.array([1.0, top, -top, 0.0], np.float32)}, 2)
+    assert seen.get("outlier") == 2 and seen["edge"], (out.dropped, seen)
+    # the same split on ordinary values is no edge
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "cumprod", lambda m, x: np.full_like(x, np.nan) if m == 2 else np.cumprod(x))
+    monkeypatch.setattr(t, "_reference", lambda group, values, ok, outputs, first=None:
+                        (0, outputs[0], "numpy.cumprod (agrees with the majority)", None))
+    _, out = _process(t, group, executor, {0: np.array([1.0, 2.0, 3.0], np.float32)}, 2)
+    assert seen.get("outlier") == 2 and not seen["edge"], (out.dropped, seen)
 
 
 def test_a_majority_that_flushes_subnormals_is_the_outlier_not_the_member_that_keeps_them(tmp_path, monkeypatch):

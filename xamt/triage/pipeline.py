@@ -357,12 +357,20 @@ class Triage:
               group: Any) -> bool:
         """At the edge of the float range: the reference's result is, or an input is and no
         member's evaluation in the input's precision holds the float64 result (numpy.cross of
-        float32 MAX values: NaN in some libraries, inf in others, 0 in float64)."""
+        float32 MAX values: NaN in some libraries, inf in others, 0 in float64). Without a
+        float64 evaluation (a dtype argument fixes float32), an input at the edge where one
+        side's result turned non-finite and the other's did not: nothing says which side lost
+        it (torch's cumprod of [1, MAX, -MAX, 0] accumulates in double and gives -0, the others'
+        float32 products give NaN, and torch was filed as accepting what the majority refused)."""
         dtype = computation_dtype([*input_dtypes(values), out_leaf.dtype])
         if at_edge([ref_leaf], dtype):
             return True
-        return (ref_values is not None and at_edge(numeric_arrays(values), dtype)
-                and none_holds(outputs, ok, leaf, ref_leaf, group.tolerance or None, input_dtypes(values)))
+        if not at_edge(numeric_arrays(values), dtype):
+            return False
+        if ref_values is None:
+            return (out_leaf.shape == ref_leaf.shape and out_leaf.dtype.kind in "fc" and ref_leaf.dtype.kind in "fc"
+                    and bool(np.any(np.isfinite(out_leaf) != np.isfinite(ref_leaf))))
+        return none_holds(outputs, ok, leaf, ref_leaf, group.tolerance or None, input_dtypes(values))
 
     # -- status and internal errors ------------------------------------------------------------
     def _raised(self, cand: Candidate, campaign_id: int, *, internal: bool) -> TriageOutcome:
