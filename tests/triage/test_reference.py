@@ -688,20 +688,21 @@ def test_a_member_that_refuses_the_minimised_input_leaves_the_vote(tmp_path, mon
 
 def test_without_a_float64_reference_a_member_finite_where_the_majority_overflowed_is_at_the_edge(
         tmp_path, monkeypatch):
-    """cumprod of [1, MAX, -MAX, 0] in float32 with a dtype argument (no float64 evaluation):
-    two members' float32 products give NaN (inf * 0), one accumulating in double gives -0.
-    Nothing says which side lost the result: the edge evidence, not a bug of the minority."""
+    """prod of [MAX, MAX, 0] in float32 with a dtype argument (no float64 evaluation): two
+    members' float32 products give NaN (inf * 0), one accumulating in double gives 0. Nothing
+    says which side lost the result: the edge evidence, not a bug of the minority (torch's
+    cumprod of [1, MAX, -MAX, 0] was filed so)."""
     import numpy as np
 
     def compute(m, x):
         with np.errstate(all="ignore"):
-            return np.cumprod(x.astype(np.float64)).astype(np.float32) if m == 2 else np.cumprod(x)
+            return np.asarray(np.prod(x.astype(np.float64)), np.float32) if m == 2 else np.asarray(np.prod(x))
 
-    t, group, executor, seen = _three(tmp_path, monkeypatch, "cumprod", compute)
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "prod", compute)
     monkeypatch.setattr(t, "_reference", lambda group, values, ok, outputs, first=None:
-                        (0, outputs[0], "numpy.cumprod (agrees with the majority)", None))
+                        (0, outputs[0], "numpy.prod (agrees with the majority)", None))
     top = np.finfo(np.float32).max
-    _, out = _process(t, group, executor, {0: np.array([1.0, top, -top, 0.0], np.float32)}, 2)
+    _, out = _process(t, group, executor, {0: np.array([top, top, 0.0], np.float32)}, 2)
     assert seen.get("outlier") == 2 and seen["edge"], (out.dropped, seen)
     # the same split on ordinary values is no edge
     t, group, executor, seen = _three(tmp_path, monkeypatch, "cumprod", lambda m, x: np.full_like(x, np.nan) if m == 2 else np.cumprod(x))
