@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from xamt.findings import FindingClass, FindingsStore
+from xamt.fuzz.schedule import load_settings
 from xamt.fuzz.campaign import FuzzConfig, parse_budget, run_campaign
 from xamt.inputs.arrays import ArrayRecipe
 from xamt.groups.model import REGISTRY_SCHEMA, MemberInfo, RegisteredGroup
@@ -184,6 +185,27 @@ def test_a_member_that_keeps_killing_workers_is_left_out_and_its_group_goes_on(t
     deaths = c.settings["pool"].get("deaths", 0) + c.settings["pool"].get("isolation", {}).get("deaths", 0)
     assert 2 <= deaths <= 2 + 2 * 8  # at most what was in flight when it was left out
     assert its > 200
+
+
+def test_a_pair_whose_member_keeps_dying_stops_drawing_the_values_it_dies_on(tmp_path, monkeypatch):
+    out = tmp_path / "avoid"
+    # two members: the aborting one cannot be left out, so the pair avoids the regimes it died in
+    make_store(out, [group("t:negative2", ["numpy:negative", "tests.fuzz.fakelib:negative_abort_on_inf"])])
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    res = run_campaign(FuzzConfig(out=out, libraries=["numpy"], budget_s=15, workers=2, seed=5, window=8,
+                                  timeout=5, progress=False, triage=False))
+    with Store(out / "xamt.db") as st:
+        c = FindingsStore(st).campaign(res.campaign_id)
+        its = st.query("SELECT iterations FROM group_stats WHERE group_key='t:negative2'")[0]["iterations"]
+    assert c.settings["quarantined"] == {}
+    avoided = c.settings["schedule"]["avoided"]["t:negative2"]
+    assert avoided and set(avoided) <= set(load_settings().cycle), avoided
+    deaths = c.settings["pool"].get("deaths", 0) + c.settings["pool"].get("isolation", {}).get("deaths", 0)
+    # the pool also counts deaths of iterations still in flight when the budget ended
+    assert 0 <= deaths - dict(c.settings["deaths_by_group"])["t:negative2"] <= 8
+    # an input that killed a worker is no parent, and the pair no longer draws non-finite values:
+    # the deaths left come from structural changes (a float16 cast of a large value is inf)
+    assert its > 1000 and deaths < its / 10, (its, deaths)
 
 
 def test_killed_campaign_resumes(tmp_path):

@@ -32,7 +32,7 @@ def group(key, *, compiled=False, cross=True, first_call=0.001):
                            member_info=[SimpleNamespace(seconds=first_call / 2)] * 2)
 
 
-def make(groups, settings=None, budget_s=100.0, guided=True):
+def make(groups, settings=None, budget_s=100.0, guided=True, timeout=None):
     settings = settings or load_settings()
     search = Search({g.key: [Inp(3)] for g in groups}, mutate=lambda k, p, r: p, guided=guided, seed=1)
     ops = collections.Counter()
@@ -46,7 +46,7 @@ def make(groups, settings=None, budget_s=100.0, guided=True):
         return dataclasses.replace(parent, value=float(rng.random()))
 
     sched = Schedule({g.key: g for g in groups}, search, mutate=mutate, revalue=revalue,
-                     settings=settings, budget_s=budget_s, seed=2)
+                     settings=settings, budget_s=budget_s, seed=2, timeout=timeout)
     return sched, search, ops
 
 
@@ -251,6 +251,37 @@ def test_the_call_limit_follows_the_groups_own_calls():
     sched.inflight[prop.key] += 1
     sched.done(prop, 0.1, ran=True, slowest_call=0.1)
     assert sched.call_limit(dataclasses.replace(prop, lane=SLOW), 10.0) is None
+
+
+def test_a_group_stops_drawing_a_regime_it_was_told_to_avoid_and_a_first_call_that_died_is_charged_the_timeout():
+    sched, search, ops = make([group("a")])
+    cycle = sched.settings.cycle
+    sched.avoid("a", "structural")  # no regime: nothing changes
+    sched.avoid("a", f"values:{cycle[1]}")
+    sched.avoid("a", f"values:{cycle[2]}")
+    seen = set()
+    for _ in range(200):
+        (prop,) = sched.propose(1, 0.0)
+        seen.add(prop.op)
+        finish(sched, search, prop)
+    assert f"values:{cycle[1]}" not in seen and f"values:{cycle[2]}" not in seen
+    assert {f"values:{r}" for r in cycle} - {f"values:{cycle[1]}", f"values:{cycle[2]}"} <= seen
+    assert sched.summary()["avoided"] == {"a": sorted({cycle[1], cycle[2]})}
+    # every regime avoided: the cycle as it is
+    for r in cycle:
+        sched.avoid("a", f"values:{r}")
+    drawn = set()
+    for _ in range(50):
+        (prop,) = sched.propose(1, 0.0)
+        drawn.add(prop.op)
+        finish(sched, search, prop)
+    assert len(drawn & {f"values:{r}" for r in cycle}) >= 3
+    # a first call that died in the slow lane is charged at most the campaign's timeout
+    sched2, _, _ = make([group("b", first_call=1.0)], timeout=10.0)
+    (prop,) = sched2.propose(1, 0.0)
+    assert prop.lane == SLOW
+    sched2.done(prop, 31.0, ran=False, deaths=1, workers=(7,), killed=(7,))
+    assert sched2.charged["b"] == pytest.approx(10.0 + sched2.settings.death_cost_s)
 
 
 def test_isolated_groups_are_marked_and_few_are_in_flight():

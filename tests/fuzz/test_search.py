@@ -117,3 +117,12 @@ def test_draws_follow_the_weights_whoever_changed_a_state():
     assert s.pick(["c", "d"], 50) == []
     # the exploring share is drawn among live groups only
     assert set(s.pick(keys, 200)) <= {"a", "b"}
+
+
+def test_an_input_that_killed_a_worker_is_counted_but_never_a_parent():
+    s = Search({"g": [0.0]}, mutate=lambda k, p, r: p, seed=0, run_seeds=False)
+    before = list(s.state("g").corpus.entries)
+    s.report("g", 99.0, float("nan"), cost=1.0, novel=True, parent=False)
+    st = s.state("g")
+    assert st.iterations == 1 and st.cost == 1.0 and st.gain == 0.0
+    assert st.corpus.entries == before and all(item != 99.0 for _, item in st.corpus.entries)

@@ -422,6 +422,11 @@ class _Fuzzer:
                          "groups": len(self._isolated)}
         # members left out of their groups (a resumed campaign starts with them left out)
         s["quarantined"] = {k: sorted(v) for k, v in sorted(self.quarantined.items())}
+        # the groups whose members died most (a crash, a hang, out of memory)
+        deaths: collections.Counter = collections.Counter()
+        for (k, _), n in self.strikes.items():
+            deaths[k] += n
+        s["deaths_by_group"] = deaths.most_common(20)
         s["compile_s"] = round(sum(self.compile_by_library.values()), 3)
         s["compile_by_library"] = {k: round(v, 3) for k, v in sorted(self.compile_by_library.items())}
         s["slow_lane_s"] = round(sum(c[2] for c in self.compiles), 3)
@@ -571,15 +576,17 @@ class _Fuzzer:
         deaths = len(run.killed)  # workers it killed (a raised MemoryError kills none)
         if deaths:
             self._note_killers(run)
-        self._quarantine(run)
+        self._quarantine(run, prop.op)
         compile_s = self._account(prop, run, seconds, deaths)
-        returned = [r.duration_s for r in run.results if r.status not in DEATH_STATUSES
-                    and r.status not in ("skipped", "cancelled", "unserializable")]
+        # the hang allowance's basis: a call's own time, not what it spent compiling (a JAX call
+        # that compiled for 0.5 s set a 10-s allowance, and each hang of its group cost that)
+        returned = [max(0.0, r.duration_s - (r.compile_s or 0.0)) for r in run.results
+                    if r.status not in DEATH_STATUSES and r.status not in ("skipped", "cancelled", "unserializable")]
         self.schedule.done(prop, seconds, ran, rate=self._rate_now(), deaths=deaths,
                            slowest_call=max(returned) if returned else None,
                            workers=run.workers, killed=run.killed,
                            compile_s=compile_s)
-        self.search.report(key, prop.input, d, cost=seconds, novel=novel)
+        self.search.report(key, prop.input, d, cost=seconds, novel=novel, parent=not deaths)
         if all(r.status == "skipped" for r in run.results):
             self.search.retire(key)
         self.campaign.iterations += 1
@@ -588,11 +595,13 @@ class _Fuzzer:
         if self._since_checkpoint >= self.window:  # a kill loses at most one window of results
             self.checkpoint(list(self._dirty), self.start_elapsed + self.elapsed())
 
-    def _quarantine(self, run: Any) -> None:
+    def _quarantine(self, run: Any, prop_op: str | None = None) -> None:
         """Count each member's deaths in ``run``; one that reached ``quarantine_after`` is left
         out of its group's later iterations while at least two members remain. Its deaths are
         triaged already (two per cause), and a member that hangs or crashes on many inputs would
-        otherwise hold back the rest of its group (the cap) or fill the isolation worker."""
+        otherwise hold back the rest of its group (the cap) or fill the isolation worker. One
+        that cannot be left out (its group would keep one member) makes its group avoid the
+        value regime of ``prop_op``, the iteration it died in (:meth:`Schedule.avoid`)."""
         limit = self.settings.quarantine_after
         if not limit:
             return
@@ -602,8 +611,13 @@ class _Fuzzer:
                 continue
             self.strikes[(key, mi)] += 1
             out = self.quarantined.get(key, set())
-            if (self.strikes[(key, mi)] < limit or mi in out
-                    or len(run.group.members) - len(out) <= 2):
+            if self.strikes[(key, mi)] < limit or mi in out:
+                continue
+            if len(run.group.members) - len(out) <= 2:
+                # it cannot be left out (two members are the least to compare): the group stops
+                # drawing the kind of values it died on
+                if self.schedule is not None and prop_op is not None:
+                    self.schedule.avoid(key, prop_op)
                 continue
             self.quarantined[key] = out | {mi}
             member = run.group.members[mi]
@@ -711,7 +725,7 @@ class _Fuzzer:
         self.search.rng = np.random.Generator(np.random.PCG64([self.cfg.seed, self.campaign.iterations]))
         self.schedule = Schedule(self.groups, self.search, mutate=self._mutate, revalue=self._revalue,
                                  settings=self.settings, budget_s=self.cfg.budget_s,
-                                 seed=self.cfg.seed + self.campaign.iterations)
+                                 seed=self.cfg.seed + self.campaign.iterations, timeout=self.cfg.timeout)
         self.schedule.isolated = self._isolated  # one set: _note_killers adds to it as it learns
         iterations_before = self._iterations_before = self.campaign.iterations
         replayer = None

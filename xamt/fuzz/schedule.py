@@ -98,7 +98,7 @@ class ScheduleSettings:
     floor: int = 100
     floor_by: float = 0.6
     floor_burst: int = 100
-    floor_cap_s: float = 20.0
+    floor_cap_s: float = 30.0
     window_per_worker: int = 32
     help_after_s: float = 0.25
     slow_lanes: int = 1
@@ -198,12 +198,14 @@ class Schedule:
         settings: :class:`ScheduleSettings`.
         budget_s: the campaign's budget (the floor is paced against it).
         seed: random seed of the schedule's own choices.
+        timeout: the campaign's ``--timeout``: the most a first call that died is charged.
     """
 
     def __init__(self, groups: Mapping[Hashable, Any], search: Any, *,
                  mutate: Callable[[Hashable, Any, np.random.Generator], Any],
                  revalue: Callable[[Hashable, Any, np.random.Generator, str], Any],
-                 settings: ScheduleSettings, budget_s: float, seed: int = 0):
+                 settings: ScheduleSettings, budget_s: float, seed: int = 0,
+                 timeout: float | None = None):
         self.search = search
         self.settings = settings
         self.budget_s = float(budget_s)
@@ -234,6 +236,7 @@ class Schedule:
                                for k, g in groups.items()}
         self._slowest_call = dict(self._slowest_first)
         self._seen_fast: set[Hashable] = set()
+        self._timeout = timeout
         #: groups whose latest iteration killed its worker: one iteration in flight at a time
         self._suspect: set[Hashable] = set()
         #: groups holding an API that killed a worker (the campaign adds to it): they run apart,
@@ -245,6 +248,8 @@ class Schedule:
         #: per group, whether its calls compiled the last time it ran at a signature new to
         #: its worker (absent: not seen yet, assumed so); see :meth:`sticky`
         self._compiles: dict[Hashable, bool] = {}
+        #: per group, value regimes it no longer draws (see :meth:`avoid`)
+        self._avoided: dict[Hashable, set[str]] = {}
         # every group walks the value cycle from an offset of its own
         self._phase = {k: int(self.rng.integers(len(settings.cycle))) for k in groups}
         for k, g in groups.items():
@@ -473,6 +478,11 @@ class Schedule:
         else:
             cycle = self.settings.cycle
             regime = cycle[(self._phase[key] + index) % len(cycle)]
+            avoided = self._avoided.get(key)
+            if avoided and regime in avoided:
+                # the next regime of the cycle that its members survive (as drawn when all die)
+                regime = next((cycle[(self._phase[key] + index + j) % len(cycle)] for j in range(1, len(cycle))
+                               if cycle[(self._phase[key] + index + j) % len(cycle)] not in avoided), regime)
             child, op = self._revalue(key, parent, rng, regime), f"values:{regime}"
         lane = FAST
         if careful and child.compile_signature() not in warm:
@@ -536,7 +546,13 @@ class Schedule:
             # hangs at every new signature would hold the slow lane otherwise). A death on the
             # isolation worker costs no one else's compiled programs: only its seconds count
             death_cost = 0.0 if prop.isolated else self.settings.death_cost_s
-            charge = max(0.0, seconds) + deaths * death_cost
+            spent = max(0.0, seconds)
+            if prop.lane == SLOW and self._timeout is not None:
+                # a first call that died is charged what a fast-lane hang may take at most: its
+                # compile allowance (up to five times the registry's first call, slower still
+                # on the niced isolation worker) once spent would hold the group back all campaign
+                spent = min(spent, self._timeout)
+            charge = spent + deaths * death_cost
             self.charged[prop.key] += charge
             self._charged_total += charge
             if prop.key not in self.capped and self.charged[prop.key] > self._cap_of(prop.key, self._cap()):
@@ -583,6 +599,15 @@ class Schedule:
         if rate is not None:
             self._rate = rate
 
+    def avoid(self, key: Hashable, op: str) -> None:
+        """``key`` stops drawing the value regime of ``op`` (``values:<regime>``; structural
+        changes have none): a member it cannot leave out keeps dying on such values (JAX's
+        hyp1f1 series looping on huge arguments against scipy's), each death costs seconds and
+        the worker's compiled programs, and its deaths are triaged already. The group is
+        fuzzed on the other regimes, and all of them again if every one was avoided."""
+        if op.startswith("values:"):
+            self._avoided.setdefault(key, set()).add(op.split(":", 1)[1])
+
     def forgive(self, key: Hashable) -> None:
         """Clear what ``key`` was charged against its cap (and let it back in): the member that
         cost it was left out (quarantined), so what runs from now on is another, cheaper group."""
@@ -599,7 +624,8 @@ class Schedule:
                 "fast_lane_s": round(sum(self.charged.values()), 3),
                 "slow_in_flight": self.slow_inflight, "floor_deficit": self.floor_deficit, "moves": self.moves,
                 "floor_left": len(self._floor), "capped": len(self.capped),
-                "cold_floor": len(self._cold_floor), "floor_short": self.floor_short()}
+                "cold_floor": len(self._cold_floor), "floor_short": self.floor_short(),
+                "avoided": {str(k): sorted(v) for k, v in sorted(self._avoided.items(), key=lambda kv: str(kv[0]))}}
 
     def floor_short(self, limit: int = 50) -> list[list[Any]]:
         """The cross-library groups still below the floor, fewest iterations first (at most

@@ -256,17 +256,22 @@ class Search(Generic[T]):
         return kept.choose(rng) if kept.entries else None
 
     def report(self, key: Hashable, item: T, dispersion: float, cost: float | None = None,
-               novel: bool | None = None) -> None:
+               novel: bool | None = None, parent: bool = True) -> None:
         """Feed back the dispersion the group showed on ``item`` (and the seconds it took).
 
         ``novel``: None when ``item`` showed no divergence, True when it showed one not seen
         before, False when its divergence was already known (see the module docstring).
+        ``parent``: False when ``item`` must not be mutated further (its call killed a worker:
+        its children would mostly die the same way, each costing a worker and its compiled
+        programs, and the death is triaged already); it is counted and adds nothing else.
         """
         st = self.groups[key]
         st.iterations += 1
         if cost is not None and cost == cost:
             st.cost = cost if st.iterations == 1 else (1 - COST_ALPHA) * st.cost + COST_ALPHA * cost
         st.gain *= GAIN_DECAY
+        if not parent:
+            return
         if not self.guided:
             st.best_dispersion = max(st.best_dispersion, dispersion if dispersion == dispersion else FITNESS_CAP)
             return
