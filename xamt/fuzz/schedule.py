@@ -33,7 +33,9 @@ campaign's time with that ranking under these rules, all the same for every grou
   memory ``quarantine_after`` times in a group is left out of that group's later iterations
   while at least two others remain (the campaign does it; its deaths are triaged already), and
   what the group was charged is cleared (:meth:`Schedule.forgive`): the rest of the group is
-  fuzzed at the rate of its own calls.
+  fuzzed at the rate of its own calls. Where only two members would remain, the group stops
+  drawing the value regime its member died in (:meth:`Schedule.avoid`), and an input that
+  killed a worker is never a parent.
 - **Groups that compile stay on their worker.** A group's iterations run on the worker that
   ran its last ones (sandbox affinity), where its compiled programs are, while its calls
   compile anything (a compiled member; JAX's eager operations); one whose last run at a new
