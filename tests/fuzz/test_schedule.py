@@ -284,6 +284,23 @@ def test_a_group_stops_drawing_a_regime_it_was_told_to_avoid_and_a_first_call_th
     assert sched2.charged["b"] == pytest.approx(10.0 + sched2.settings.death_cost_s)
 
 
+def test_an_isolated_group_seen_in_the_fast_lane_drops_the_first_call_term():
+    settings = load_settings()
+    sched, search, _ = make([group("j", first_call=3.0, cross=False)], settings)
+    sched.isolated.add("j")
+    sched.warm["j"].add("3")  # its signature ran on its worker: the fast lane
+    (prop,) = sched.propose(1, 0.0)
+    assert prop.lane == FAST and prop.isolated
+    # before its first fast-lane result: the registry's first call (a compilation) is its timing
+    assert sched.call_limit(prop, 10.0) == 10.0
+    sched.done(prop, 0.01, ran=True, slowest_call=0.01)
+    (prop,) = sched.propose(1, 0.0)
+    assert sched.call_limit(prop, 10.0) == settings.hang_floor_s
+    # a group that is not isolated keeps three times its first call
+    assert sched.call_limit(dataclasses.replace(prop, isolated=False), 10.0) == pytest.approx(
+        settings.first_call_factor * 1.5)
+
+
 def test_isolated_groups_are_marked_and_few_are_in_flight():
     settings = dataclasses.replace(load_settings(), isolated_inflight=2, group_inflight=2)
     groups = [group(f"g{i}", cross=False) for i in range(6)]

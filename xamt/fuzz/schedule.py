@@ -423,12 +423,18 @@ class Schedule:
         that has just started) and ``hang_floor_s``; at most ``timeout``. None in the slow
         lane, where a call may compile for as long as its allowance says, unless the group's
         latest iteration killed its worker: then ``timeout`` (a compiled call that hangs would
-        otherwise hold a worker for the whole compile allowance, a minute, every time)."""
+        otherwise hold a worker for the whole compile allowance, a minute, every time).
+
+        An isolated group (it holds an API that killed a worker) that has run in the fast lane
+        drops the first-call term: its calls there are timed already, on the isolation worker
+        that runs them, and a compile again after all kills only that worker. With the term,
+        each hang of a JAX special function (a first call of 3 s: compilation) cost 10 s, and
+        groups whose member hangs on many inputs got a few iterations in a campaign."""
         if prop.lane == SLOW:
             return float(timeout) if prop.key in self._suspect else None
         s = self.settings
-        return min(float(timeout), max(s.hang_floor_s, s.hang_factor * self._slowest_call[prop.key],
-                                        s.first_call_factor * self._slowest_first[prop.key]))
+        first = 0.0 if prop.isolated and prop.key in self._seen_fast else s.first_call_factor * self._slowest_first[prop.key]
+        return min(float(timeout), max(s.hang_floor_s, s.hang_factor * self._slowest_call[prop.key], first))
 
     def sticky(self, key: Hashable) -> bool:
         """Whether ``key``'s iterations should run on the worker that holds its compiled
