@@ -595,6 +595,11 @@ def test_an_edge_input_that_no_library_evaluates_in_its_dtype_is_at_the_edge():
     group = NS(tolerance=None)
     out = outputs[0]
     assert Triage._edge(values, outputs, [0, 1], 0, ref, {0: values[0].astype(np.float64)}, out, group)
+    # a library that returns float64 for the float32 input evaluated in float64: it holds
+    # the reference but is no evaluation in the input's precision
+    upcast = {**outputs, 2: np.array([0.0, 0.0, 0.0])}
+    assert none_holds(upcast, [0, 1, 2], 0, ref, None, [np.dtype(np.float32)])
+    assert not none_holds(upcast, [0, 1, 2], 0, ref, None, [np.dtype(np.float64)])
     # a library that gives the float64 result: the others' results are its outliers
     held = {**outputs, 2: np.array([0.0, 0.0, 0.0], np.float32)}
     assert not none_holds(held, [0, 1, 2], 0, ref, None, [np.dtype(np.float32)])
