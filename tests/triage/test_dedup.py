@@ -163,6 +163,24 @@ def test_a_cause_cluster_folds_one_namespace_class_and_trigger_and_keeps_crashes
     crash = FindingClass.CRASH
     assert cause_cluster(crash, m("scipy", "scipy.special.pbdv", "pbdv"), scipy, "crashed") != \
         cause_cluster(crash, m("scipy", "scipy.special.obl_ang1", "obl_ang1"), scipy, "crashed")
+    # a refusal's message naming the API itself, or the argument its condition is about, does
+    # not part one namespace's behaviour
+    status = FindingClass.STATUS
+    alloc = "SpecialFunctionError: scipy.special/{}: (memory allocation failed) memory allocation error"
+    assert cause_cluster(status, m("scipy", "scipy.special.pbvv", "pbvv"), scipy, alloc.format("pbvv")) == \
+        cause_cluster(status, m("scipy", "scipy.special.pbdv", "pbdv"), scipy, alloc.format("pbdv")) == \
+        cause_cluster(status, m("scipy", "scipy.special.pro_ang1_cv", "pro_ang1_cv"), scipy, alloc.format("pro_ang#_cv"))
+    jaxr = NS(qualified_parents=(), namespaces=("jax.random",))
+    val = FindingClass.VALIDATION
+    assert cause_cluster(val, m("jax", "jax.random.f", "f"), jaxr, "returns where others raise | ValueError: dfnum <= #") == \
+        cause_cluster(val, m("jax", "jax.random.chisquare", "chisquare"), jaxr,
+                      "returns where others raise | ValueError: df <= #") == \
+        "validation: jax:jax.random: returns where others raise | ValueError: <arg> <= #"
+    # another condition, or a message about another routine, stays apart
+    assert cause_cluster(val, m("jax", "jax.random.f", "f"), jaxr, "returns where others raise | ValueError: dfnum > #") != \
+        cause_cluster(val, m("jax", "jax.random.f", "f"), jaxr, "returns where others raise | ValueError: dfnum <= #")
+    assert cause_cluster(status, m("scipy", "scipy.special.pbvv", "pbvv"), scipy, alloc.format("pbvv")) != \
+        cause_cluster(status, m("scipy", "scipy.special.pbvv", "pbvv"), scipy, alloc.format("pbdv"))
     assert cause_cluster(FindingClass.POLICY, m("jax", "jax.numpy.prod", "prod"), None, "x", "flush-to-zero") == \
         cause_cluster(FindingClass.POLICY, m("keras", "keras.ops.prod", "prod"), keras, "y", "flush-to-zero") == \
         "policy: flush-to-zero"

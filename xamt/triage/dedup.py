@@ -10,6 +10,7 @@ integer extreme...), or for a status or validation finding the refusal rule
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -254,8 +255,24 @@ def cause_cluster(finding_class: FindingClass, member: Any, adapter: Any = None,
     reproducer."""
     if policy:
         return f"policy: {policy}"
-    family = (crash_family if finding_class == FindingClass.CRASH else validation_family)(member, adapter)
-    return f"{finding_class.value}: {family}: {signature}"
+    if finding_class == FindingClass.CRASH:
+        return f"{finding_class.value}: {crash_family(member, adapter)}: {signature}"
+    return f"{finding_class.value}: {validation_family(member, adapter)}: {_cluster_signature(signature, member)}"
+
+
+#: an argument's name before the comparison a refusal states (``dfnum <= 0``, ``df <= 0``)
+_COMPARED = re.compile(r"\b[A-Za-z_]\w*(\s*(?:<=|>=|==|!=|<|>))")
+
+
+def _cluster_signature(signature: str, member: Any) -> str:
+    """``signature`` without what names the one API: its own name in a refusal's message
+    (``scipy.special/pbvv: (memory allocation failed)``, the same for ``pbdv``) and the argument
+    a stated condition is about (jax.random's ``f`` and ``chisquare`` returning where others
+    refuse ``dfnum <= 0`` and ``df <= 0``): one namespace's behaviour, seen through two APIs."""
+    name = re.sub(r"\d+", "#", getattr(member, "qualname", "").rpartition(".")[2])
+    if len(name) >= 3:
+        signature = re.sub(rf"(?<![\w#]){re.escape(name)}(?![\w#])", "", signature)
+    return _COMPARED.sub(r"<arg>\1", signature)
 
 
 @dataclass
