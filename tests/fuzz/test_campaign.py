@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from xamt.findings import FindingClass, FindingsStore
-from xamt.fuzz.schedule import load_settings
 from xamt.fuzz.campaign import FuzzConfig, parse_budget, run_campaign
+from xamt.fuzz.schedule import load_settings
 from xamt.inputs.arrays import ArrayRecipe
 from xamt.groups.model import REGISTRY_SCHEMA, MemberInfo, RegisteredGroup
 from xamt.inputs.model import GroupInput, SlotValue

@@ -141,13 +141,13 @@ def _with_a_hanging_group():
 def test_a_group_that_hangs_waits_until_the_others_caught_up():
     sched, search = _with_a_hanging_group()
     assert "hangs" in sched.capped
-    # below the floor a cross-library group may take floor_cap_s (20 s: four 6-s iterations)
+    # below the floor a cross-library group may take floor_cap_s (30 s: five 6-s iterations)
     assert search.groups["hangs"].iterations <= sched.settings.floor_cap_s // 6 + 1
     assert min(search.groups[f"g{i}"].iterations for i in range(50)) > 10
 
 
 def test_a_slow_cross_library_group_reaches_the_floor_under_its_own_cap_and_the_common_one_after():
-    # 100 iterations of 0.1 s: 10 s, twice the common cap of 5 s, within floor_cap_s (20 s)
+    # 100 iterations of 0.1 s: 10 s, twice the common cap of 5 s, within floor_cap_s (30 s)
     groups = [group("slow")] + [group(f"g{i}") for i in range(50)]
     sched, search, _ = make(groups)
     assert sched.settings.group_cap_s < 100 * 0.1 < sched.settings.floor_cap_s

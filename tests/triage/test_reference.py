@@ -642,8 +642,9 @@ def _three(tmp_path, monkeypatch, api, compute):
                kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
     seen = {}
     monkeypatch.setattr(t, "_finish", lambda cand, cid, cls, outlier, values, members, results, summary, **kw:
-                        seen.update(cls=cls, outlier=outlier, ref=kw.get("ref_member"), values=values, edge=kw.get("edge"),
-                                    shared=kw.get("shared")) or TriageOutcome(None, dropped="filed"))
+                        seen.update(cls=cls, outlier=outlier, ref=kw.get("ref_member"), values=values,
+                                    edge=kw.get("edge"), shared=kw.get("shared"))
+                        or TriageOutcome(None, dropped="filed"))
     return t, group, Executor(), seen
 
 
@@ -655,7 +656,7 @@ def _process(t, group, executor, values, suspect):
                                       results=first, kind="value", member=suspect), 1)
 
 
-def test_a_minimised_input_on_which_another_member_is_farther_off_is_not_filed(tmp_path, monkeypatch):
+def test_a_minimised_input_on_which_another_member_is_farther_off_is_not_the_one_filed(tmp_path, monkeypatch):
     """Member 2 is off by 1 everywhere; member 1 agrees with the reference on four elements
     but is off by 10 on one. The minimiser keeps 2 apart from the reference down to one
     element, where 1 is the farther: filing 2 with that input would blame the wrong member of
