@@ -427,6 +427,8 @@ def test_a_float64_reference_that_drops_an_input_nan_every_other_propagates_is_p
     assert not drops_nan(np.asarray(0.0), [np.asarray(np.nan)], {0: np.array([1.0, 2.0])})
     assert not drops_nan(np.asarray(0.0), [np.asarray(np.nan), np.asarray(0.0)], values)
     assert drops_nan(np.asarray(0.0), [np.asarray(np.nan), np.asarray(np.nan)], values)
+    # an inf beside the NaN: Python's max gives inf, still a dropped NaN
+    assert drops_nan(np.asarray(np.inf), [np.asarray(np.nan)], {0: np.array([np.inf, np.nan])})
 
 
 def test_an_outlier_in_another_interpreter_is_verified_against_the_recorded_reference(tmp_path):

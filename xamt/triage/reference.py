@@ -256,11 +256,12 @@ def nan_against_majority(ref: Any, others: Sequence[Any]) -> bool:
 
 
 def drops_nan(ref: Any, others: Sequence[Any], values: Mapping[int, Any]) -> bool:
-    """Whether ``ref``, a candidate reference's output on inputs holding NaN, is a number at an
-    element where every one of ``others`` (the other implementations' outputs, one each, at
-    least one) is NaN: it dropped the NaN the others propagate (scipy's ``chebyshev`` takes
-    Python's ``max``, which skips a NaN that is not first, and ``torch.dist`` was blamed). Such
-    a reference is passed over like a NaN one against numbers (:func:`nan_against_majority`)."""
+    """Whether ``ref``, a candidate reference's output on inputs holding NaN, is a number (±inf
+    included) at an element where every one of ``others`` (the other implementations' outputs,
+    one each, at least one) is NaN: it dropped the NaN the others propagate (scipy's
+    ``chebyshev`` takes Python's ``max``, which skips a NaN that is not first, and ``torch.dist``
+    was blamed, also where an inf beside the NaN made scipy's result inf). Such a reference is
+    passed over like a NaN one against numbers (:func:`nan_against_majority`)."""
     if trigger(values) != "nan":  # the most telling trigger: NaN whenever an input holds one
         return False
     ref_leaves = leaves(ref)
@@ -273,7 +274,7 @@ def drops_nan(ref: Any, others: Sequence[Any], values: Mapping[int, Any]) -> boo
         if not outs:
             continue
         with np.errstate(all="ignore"):
-            if np.any(np.isfinite(r) & np.logical_and.reduce([np.isnan(o) for o in outs])):
+            if np.any(~np.isnan(r) & np.logical_and.reduce([np.isnan(o) for o in outs])):
                 return True
     return False
 
