@@ -168,17 +168,23 @@ def test_a_later_campaign_starts_with_the_apis_that_killed_workers_isolated(camp
     assert c.settings["pool"]["isolation"]["submitted"] > 0
 
 
-def test_a_member_that_keeps_killing_workers_is_left_out_and_its_group_goes_on(tmp_path, monkeypatch):
-    out = tmp_path / "quarantine"
-    # three members: once the aborting one is left out, two still compare
-    make_store(out, [group("t:negative3", ["numpy:negative", "numpy:negative",
-                                            "tests.fuzz.fakelib:negative_abort_on_inf"])])
+def _aborting_campaign(out, monkeypatch, key, members):
+    """A 15-s campaign of one group whose last member aborts on an infinity: the campaign's
+    settings and the group's iterations."""
+    make_store(out, [group(key, [*members, "tests.fuzz.fakelib:negative_abort_on_inf"])])
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     res = run_campaign(FuzzConfig(out=out, libraries=["numpy"], budget_s=15, workers=2, seed=5, window=8,
                                   timeout=5, progress=False, triage=False))
     with Store(out / "xamt.db") as st:
         c = FindingsStore(st).campaign(res.campaign_id)
-        its = st.query("SELECT iterations FROM group_stats WHERE group_key='t:negative3'")[0]["iterations"]
+        its = st.query("SELECT iterations FROM group_stats WHERE group_key=?", (key,))[0]["iterations"]
+    return c, its
+
+
+def test_a_member_that_keeps_killing_workers_is_left_out_and_its_group_goes_on(tmp_path, monkeypatch):
+    # three members: once the aborting one is left out, two still compare
+    c, its = _aborting_campaign(tmp_path / "quarantine", monkeypatch, "t:negative3",
+                                ["numpy:negative", "numpy:negative"])
     assert c.settings["quarantined"] == {"t:negative3": [2]}
     # the API is still known as one that kills workers, but its group no longer runs apart
     assert c.settings["isolated"] == {"apis": ["numpy:tests.fuzz.fakelib.negative_abort_on_inf"], "groups": 0}
@@ -188,15 +194,8 @@ def test_a_member_that_keeps_killing_workers_is_left_out_and_its_group_goes_on(t
 
 
 def test_a_pair_whose_member_keeps_dying_stops_drawing_the_values_it_dies_on(tmp_path, monkeypatch):
-    out = tmp_path / "avoid"
     # two members: the aborting one cannot be left out, so the pair avoids the regimes it died in
-    make_store(out, [group("t:negative2", ["numpy:negative", "tests.fuzz.fakelib:negative_abort_on_inf"])])
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    res = run_campaign(FuzzConfig(out=out, libraries=["numpy"], budget_s=15, workers=2, seed=5, window=8,
-                                  timeout=5, progress=False, triage=False))
-    with Store(out / "xamt.db") as st:
-        c = FindingsStore(st).campaign(res.campaign_id)
-        its = st.query("SELECT iterations FROM group_stats WHERE group_key='t:negative2'")[0]["iterations"]
+    c, its = _aborting_campaign(tmp_path / "avoid", monkeypatch, "t:negative2", ["numpy:negative"])
     assert c.settings["quarantined"] == {}
     avoided = c.settings["schedule"]["avoided"]["t:negative2"]
     assert avoided and set(avoided) <= set(load_settings().cycle), avoided

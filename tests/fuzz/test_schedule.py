@@ -253,29 +253,30 @@ def test_the_call_limit_follows_the_groups_own_calls():
     assert sched.call_limit(dataclasses.replace(prop, lane=SLOW), 10.0) is None
 
 
+def _ops_drawn(sched, search, n):
+    """The operations of ``n`` iterations proposed one at a time, each finished at once."""
+    ops = set()
+    for _ in range(n):
+        (prop,) = sched.propose(1, 0.0)
+        ops.add(prop.op)
+        finish(sched, search, prop)
+    return ops
+
+
 def test_a_group_stops_drawing_a_regime_it_was_told_to_avoid_and_a_first_call_that_died_is_charged_the_timeout():
     sched, search, ops = make([group("a")])
     cycle = sched.settings.cycle
     sched.avoid("a", "structural")  # no regime: nothing changes
     sched.avoid("a", f"values:{cycle[1]}")
     sched.avoid("a", f"values:{cycle[2]}")
-    seen = set()
-    for _ in range(200):
-        (prop,) = sched.propose(1, 0.0)
-        seen.add(prop.op)
-        finish(sched, search, prop)
+    seen = _ops_drawn(sched, search, 200)
     assert f"values:{cycle[1]}" not in seen and f"values:{cycle[2]}" not in seen
     assert {f"values:{r}" for r in cycle} - {f"values:{cycle[1]}", f"values:{cycle[2]}"} <= seen
     assert sched.summary()["avoided"] == {"a": sorted({cycle[1], cycle[2]})}
     # every regime avoided: the cycle as it is
     for r in cycle:
         sched.avoid("a", f"values:{r}")
-    drawn = set()
-    for _ in range(50):
-        (prop,) = sched.propose(1, 0.0)
-        drawn.add(prop.op)
-        finish(sched, search, prop)
-    assert len(drawn & {f"values:{r}" for r in cycle}) >= 3
+    assert len(_ops_drawn(sched, search, 50) & {f"values:{r}" for r in cycle}) >= 3
     # a first call that died in the slow lane is charged at most the campaign's timeout
     sched2, _, _ = make([group("b", first_call=1.0)], timeout=10.0)
     (prop,) = sched2.propose(1, 0.0)
