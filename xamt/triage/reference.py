@@ -357,28 +357,16 @@ def none_holds(outputs: Mapping[int, Any], ok: Sequence[int], leaf: int, ref_lea
     not count (jax's and torch's float32 cauchy.logpdf at 3.4e38 both overflow; scipy's was
     taken as the float32 evaluation that holds)."""
     dtypes = _leaf_dtypes(outputs, ok)
-    narrow = any(_float_bits(d) and _float_bits(d) < 64 for d in inputs)
+    narrow = any(np.dtype(d).name in _LOW_FLOATS for d in inputs)
     for mi in ok:
         a = _leaf(outputs, mi, leaf)
         if not isinstance(a, np.ndarray) or a.shape != ref_leaf.shape:
             continue
-        if narrow and (_float_bits(a.dtype) or 0) >= 64:
+        if narrow and a.dtype.kind in "fc" and a.dtype.name not in _LOW_FLOATS:
             continue
         if _holds(a, ref_leaf, tol, inputs, dtypes):
             return False
     return True
-
-
-def _float_bits(dtype: Any) -> int | None:
-    """Bits of a float dtype's real part (complex64: 32), None for other kinds."""
-    dt = np.dtype(dtype)
-    if dt.name == "bfloat16":
-        return 16
-    if dt.kind == "f":
-        return dt.itemsize * 8
-    if dt.kind == "c":
-        return dt.itemsize * 4
-    return None
 
 
 def shared_loss(group: Any, outputs: Mapping[int, Any], ok: Sequence[int], outlier: int, leaf: int,
@@ -394,8 +382,7 @@ def shared_loss(group: Any, outputs: Mapping[int, Any], ok: Sequence[int], outli
         if mi == outlier or mi not in outputs or implementation(group.members[mi], adapters) == own:
             continue
         a = _leaf(outputs, mi, leaf)
-        if (isinstance(a, np.ndarray) and a.shape == ref_leaf.shape and a.dtype.kind in "fc"
-                and a.dtype.itemsize < ref_leaf.dtype.itemsize
+        if (isinstance(a, np.ndarray) and a.shape == ref_leaf.shape and a.dtype.name in _LOW_FLOATS
                 and not _holds(a, ref_leaf, group.tolerance or None, inputs, dtypes)):
             return True
     return False
