@@ -707,7 +707,7 @@ class _Fuzzer:
         visited = sum(1 for st in self.search.groups.values() if st.iterations)
         queue = self.runner.queued + (1 if self.runner.busy is not None else 0) if self.runner else 0
         classes = ", ".join(f"{k} {v}" for k, v in sorted(self.by_class.items()))
-        sched = self.schedule.summary() if self.schedule else {}
+        sched = self.schedule.summary(detail=False) if self.schedule else {}
         return (f"{self.campaign.iterations:,} it · {self._rate_now():,.0f}/s now · "
                 f"{(self.campaign.iterations - self._iterations_before) / max(elapsed, 1e-9):,.0f}/s overall · groups {visited:,}/{len(self.groups):,}"
                 f" (floor left {sched.get('floor_left', 0):,}) · compile {sched.get('compiled_s', 0):,.0f}s · "

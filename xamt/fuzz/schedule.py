@@ -625,14 +625,18 @@ class Schedule:
             self._open_keys = None
         self._suspect.discard(key)
 
-    def summary(self) -> dict[str, Any]:
-        """Figures for the progress line and the campaign's settings."""
-        return {"compiled_s": round(self.spent[_COMPILED], 3), "eager_s": round(self.spent[_EAGER], 3),
-                "fast_lane_s": round(sum(self.charged.values()), 3),
-                "slow_in_flight": self.slow_inflight, "floor_deficit": self.floor_deficit, "moves": self.moves,
-                "floor_left": len(self._floor), "capped": len(self.capped),
-                "cold_floor": len(self._cold_floor), "floor_short": self.floor_short(),
-                "avoided": {str(k): sorted(v) for k, v in sorted(self._avoided.items(), key=lambda kv: str(kv[0]))}}
+    def summary(self, detail: bool = True) -> dict[str, Any]:
+        """Figures for the progress line and, with ``detail`` (the groups short of the floor,
+        the regimes groups avoid), the campaign's settings."""
+        out: dict[str, Any] = {
+            "compiled_s": round(self.spent[_COMPILED], 3), "eager_s": round(self.spent[_EAGER], 3),
+            "fast_lane_s": round(self._charged_total, 3),
+            "slow_in_flight": self.slow_inflight, "floor_deficit": self.floor_deficit, "moves": self.moves,
+            "floor_left": len(self._floor), "capped": len(self.capped), "cold_floor": len(self._cold_floor)}
+        if detail:
+            out["floor_short"] = self.floor_short()
+            out["avoided"] = {str(k): sorted(v) for k, v in sorted(self._avoided.items(), key=lambda kv: str(kv[0]))}
+        return out
 
     def floor_short(self, limit: int = 50) -> list[list[Any]]:
         """The cross-library groups still below the floor, fewest iterations first (at most
