@@ -579,7 +579,7 @@ class _Fuzzer:
         self._quarantine(run, prop.op)
         compile_s = self._account(prop, run, seconds, deaths)
         # the hang allowance's basis: a call's own time, not what it spent compiling (a JAX call
-        # that compiled for 0.5 s set a 10-s allowance, and each hang of its group cost that)
+        # that compiled for 0.2 s set a 10-s allowance, and each hang of its group cost that)
         returned = [max(0.0, r.duration_s - (r.compile_s or 0.0)) for r in run.results
                     if r.status not in DEATH_STATUSES and r.status not in ("skipped", "cancelled", "unserializable")]
         self.schedule.done(prop, seconds, ran, rate=self._rate_now(), deaths=deaths,
@@ -595,13 +595,13 @@ class _Fuzzer:
         if self._since_checkpoint >= self.window:  # a kill loses at most one window of results
             self.checkpoint(list(self._dirty), self.start_elapsed + self.elapsed())
 
-    def _quarantine(self, run: Any, prop_op: str | None = None) -> None:
+    def _quarantine(self, run: Any, op: str) -> None:
         """Count each member's deaths in ``run``; one that reached ``quarantine_after`` is left
         out of its group's later iterations while at least two members remain. Its deaths are
         triaged already (two per cause), and a member that hangs or crashes on many inputs would
         otherwise hold back the rest of its group (the cap) or fill the isolation worker. One
         that cannot be left out (its group would keep one member) makes its group avoid the
-        value regime of ``prop_op``, the iteration it died in (:meth:`Schedule.avoid`)."""
+        value regime of ``op``, the iteration it died in (:meth:`Schedule.avoid`)."""
         limit = self.settings.quarantine_after
         if not limit:
             return
@@ -616,8 +616,8 @@ class _Fuzzer:
             if len(run.group.members) - len(out) <= 2:
                 # it cannot be left out (two members are the least to compare): the group stops
                 # drawing the kind of values it died on
-                if self.schedule is not None and prop_op is not None:
-                    self.schedule.avoid(key, prop_op)
+                if self.schedule is not None:
+                    self.schedule.avoid(key, op)
                 continue
             self.quarantined[key] = out | {mi}
             member = run.group.members[mi]

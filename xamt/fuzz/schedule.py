@@ -485,11 +485,13 @@ class Schedule:
             child, op = self._mutate(key, parent, rng), "structural"
         else:
             cycle = self.settings.cycle
-            # from its place in the cycle, the first regime it does not avoid (its own if it
-            # avoids them all)
-            at = [cycle[(self._phase[key] + index + j) % len(cycle)] for j in range(len(cycle))]
-            avoided = self._avoided.get(key, ())
-            regime = next((r for r in at if r not in avoided), at[0])
+            start = self._phase[key] + index
+            regime = cycle[start % len(cycle)]
+            avoided = self._avoided.get(key)
+            if avoided and regime in avoided:
+                # the next regime of the cycle it does not avoid (its own if it avoids them all)
+                later = (cycle[(start + j) % len(cycle)] for j in range(1, len(cycle)))
+                regime = next((r for r in later if r not in avoided), regime)
             child, op = self._revalue(key, parent, rng, regime), f"values:{regime}"
         lane = FAST
         if careful and child.compile_signature() not in warm:
