@@ -51,6 +51,22 @@ def test_the_signature_is_the_trigger_the_rule_or_how_a_crash_died():
         finding_signature(FindingClass.NAN, {0: np.float32([np.nan])})
 
 
+def test_a_refusal_rule_keys_its_finding_without_the_api_s_own_names():
+    """scipy's pbvv and pbdv refuse with one allocation message naming each: one finding of the
+    namespace (its family), two occurrences; jax.random's f and chisquare return where others
+    refuse dfnum <= 0 and df <= 0, one cause as well. Another message stays another finding."""
+    vals = {0: np.array([1.0], np.float32)}
+    alloc = "scipy.special/{}: (memory allocation failed)"
+    pbvv, pbdv = NS(qualname="scipy.special.pbvv"), NS(qualname="scipy.special.pbdv")
+    assert finding_signature(FindingClass.STATUS, vals, alloc.format("pbvv"), member=pbvv) == \
+        finding_signature(FindingClass.STATUS, vals, alloc.format("pbdv"), member=pbdv)
+    f, chisq = NS(qualname="jax.random.f"), NS(qualname="jax.random.chisquare")
+    assert finding_signature(FindingClass.VALIDATION, vals, "returns where others raise | dfnum <= 0", member=f) == \
+        finding_signature(FindingClass.VALIDATION, vals, "returns where others raise | df <= 0", member=chisq)
+    assert finding_signature(FindingClass.STATUS, vals, alloc.format("pbvv"), member=pbvv) != \
+        finding_signature(FindingClass.STATUS, vals, "scipy.special/pbvv: (loss of precision)", member=pbvv)
+
+
 def test_the_cause_before_triage_names_the_api_family_signal_and_trigger():
     group = NS(key="g", members=[NS(qualname="numpy.exp", library="numpy", canonical="exp", call="function"),
                                  NS(qualname="jax.numpy.exp", library="jax", canonical="exp", call="function")])

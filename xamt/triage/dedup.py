@@ -22,7 +22,7 @@ from xamt.oracle import SignalKind
 
 __all__ = ["Candidate", "OUT_OF_DOMAIN", "input_signature", "dominant_dtype", "finding_signature", "trigger",
            "TRIGGERS", "RULE_CLASSES", "load_triage_per_cause", "api_family", "validation_family", "crash_family",
-           "cause_cluster", "numeric_arrays"]
+           "cause_cluster", "numeric_arrays", "rule_signature"]
 
 #: classes keyed by the refusal rule their candidate carries, not by the input's values
 RULE_CLASSES = (FindingClass.STATUS, FindingClass.VALIDATION)
@@ -155,14 +155,15 @@ def trigger(values: Mapping[int, Any]) -> str:
 
 
 def finding_signature(finding_class: FindingClass, values: Mapping[int, Any],
-                      rule: str = "", status: str | None = None) -> str:
+                      rule: str = "", status: str | None = None, member: Any = None) -> str:
     """The root-cause part of a finding's key, on the (minimised) input ``values``: the
     status candidate's refusal ``rule`` for :data:`RULE_CLASSES` (one rule, one finding,
     whatever the input); :data:`OUT_OF_DOMAIN` for a validation finding without one; for a
     crash, how the call died (``timeout``: an API that crashes does so whatever special values
-    the minimiser left in); else the :func:`trigger`."""
+    the minimiser left in); else the :func:`trigger`. ``member``: the outlier, whose own name and
+    argument names leave the rule (:func:`rule_signature`)."""
     if finding_class in RULE_CLASSES and rule:
-        return rule
+        return rule_signature(rule, member) if member is not None else rule
     if finding_class == FindingClass.VALIDATION:
         # a number where the reference says NaN (outside the domain): whether the namespace
         # checks its arguments is one cause (:func:`validation_family`), whatever value kind
@@ -257,18 +258,20 @@ def cause_cluster(finding_class: FindingClass, member: Any, adapter: Any = None,
         return f"policy: {policy}"
     if finding_class == FindingClass.CRASH:
         return f"{finding_class.value}: {crash_family(member, adapter)}: {signature}"
-    return f"{finding_class.value}: {validation_family(member, adapter)}: {_cluster_signature(signature, member)}"
+    return f"{finding_class.value}: {validation_family(member, adapter)}: {rule_signature(signature, member)}"
 
 
 #: an argument's name before the comparison a refusal states (``dfnum <= 0``, ``df <= 0``)
 _COMPARED = re.compile(r"\b[A-Za-z_]\w*(\s*(?:<=|>=|==|!=|<|>))")
 
 
-def _cluster_signature(signature: str, member: Any) -> str:
+def rule_signature(signature: str, member: Any) -> str:
     """``signature`` without what names the one API: its own name in a refusal's message
     (``scipy.special/pbvv: (memory allocation failed)``, the same for ``pbdv``) and the argument
     a stated condition is about (jax.random's ``f`` and ``chisquare`` returning where others
-    refuse ``dfnum <= 0`` and ``df <= 0``): one namespace's behaviour, seen through two APIs."""
+    refuse ``dfnum <= 0`` and ``df <= 0``): one namespace's behaviour, seen through two APIs.
+    A refusal finding's key holds this form, so the two are one finding with two occurrences
+    (two blind reads counted the second as a duplicate of the first)."""
     name = re.sub(r"\d+", "#", getattr(member, "qualname", "").rpartition(".")[2])
     if len(name) >= 3:
         signature = re.sub(rf"(?<![\w#]){re.escape(name)}(?![\w#])", "", signature)

@@ -121,6 +121,9 @@ class Triage:
     #: :func:`xamt.repro.verify`, a fresh interpreter per replay; a campaign passes a
     #: :class:`xamt.replay.ReplayServer`
     replayer: Any = None
+    #: cross-library groups that referee a group inside one library
+    #: (:func:`xamt.triage.reference.referee_index` of the campaign's groups)
+    referees: Mapping[tuple[str, str], Sequence[Any]] = field(default_factory=dict)
     _calls: int = field(default=0, init=False)
 
     # -- helpers ------------------------------------------------------------------------------
@@ -151,7 +154,7 @@ class Triage:
                    outputs: Mapping[int, Any], first: int | None = None
                    ) -> tuple[int, Any, str, dict[int, Any] | None]:
         """See :meth:`ReferenceChooser.choose`."""
-        return ReferenceChooser(self.adapters, self.call_order, self._run).choose(
+        return ReferenceChooser(self.adapters, self.call_order, self._run, self.referees).choose(
             group, values, ok, outputs, first)
 
     def _outlier(self, group: Any, outputs: Mapping[int, Any], ok: Sequence[int], ref_member: int,
@@ -508,7 +511,7 @@ class Triage:
         # (a status candidate's signature is its refusal rule; a value candidate's, the input's)
         rule = cand.signature if cand.kind in (SignalKind.STATUS, "status") else ""
         signature = (f"{policy.name}" if policy is not None else
-                     finding_signature(cls_name, values, rule, status=crash_status))
+                     finding_signature(cls_name, values, rule, status=crash_status, member=out_m))
         # an inferred relation's similarity score (xamt.matching.inferred): how sure the match was
         score = (getattr(group, "evidence", None) or {}).get("matching", {}).get("score")
         # a validation finding is its namespace's (whether it checks arguments), and so is a
