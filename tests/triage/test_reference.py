@@ -776,3 +776,101 @@ def test_a_precision_loss_another_implementation_shares_is_the_dtypes_rounding(t
     assert pol is not None and pol.name == "rounding the computation's precision shares"
     assert p.match(FindingClass.PRECISION, library="jax", computation="float32", trigger="negative",
                    group=group) is None
+
+
+def _member(lib, qualname, call="function", slots=(("input", 0),), fixed=()):
+    from xamt.matching.model import ArgSpec, ArgumentPlan, Member
+
+    args = [ArgSpec(slot=s, param=p, position=i, required=i == 0) for i, (p, s) in enumerate(slots)]
+    args += [ArgSpec(slot=None, param=p, keyword=p, value=v) for p, v in fixed]
+    return Member(library=lib, qualname=f"{lib}.{qualname}", target=f"{lib}:{qualname}", kind="function", call=call,
+                  plan=ArgumentPlan(args=args), via="helper:compiled" if call == "compiled" else None)
+
+
+def test_a_call_translates_into_another_group_by_its_parameters():
+    import numpy as np
+
+    from xamt.triage.reference import translate
+
+    x = np.arange(3.0)
+    src = _member("tensorflow", "math.argmax", slots=(("input", 0), ("axis", 1)))
+    dst = _member("tensorflow", "math.argmax", slots=(("axis", 4), ("input", 2)))
+    assert translate(src, {0: x, 1: 0}, dst) == {2: x, 4: 0}
+    # a parameter the other group's call does not pass: another computation
+    assert translate(src, {0: x, 1: 0}, _member("tensorflow", "math.argmax")) is None
+    # without the axis both take their (omitted) default
+    assert list(translate(src, {0: x}, _member("tensorflow", "math.argmax"))) == [0]
+    # a fixed argument must be the same fixed argument
+    fixed = _member("tensorflow", "math.argmax", fixed=[("output_type", "int32")])
+    assert translate(fixed, {0: x}, fixed) == {0: x}
+    assert translate(fixed, {0: x}, _member("tensorflow", "math.argmax", fixed=[("output_type", "int64")])) is None
+    # a parameter the other call requires and this one leaves out
+    assert translate(_member("tensorflow", "math.argmax", slots=(("input", 0),)), {},
+                     _member("tensorflow", "math.argmax")) is None
+
+
+def _eager_compiled(referees):
+    """An eager/compiled pair of one API whose eager result is wrong (index 1 of [nan, 5, 1]:
+    the largest number, where numpy, torch and jax give the NaN's index 0), refereed by the
+    cross-library group of the same API when ``referees``."""
+    import numpy as np
+
+    from xamt.exec.group import MemberResult
+    from xamt.libraries.registry import Registry
+    from xamt.triage.reference import ReferenceChooser, referee_index
+
+    reg = Registry()
+    adapters = {n: reg.get(n) for n in ("numpy", "torch", "jax", "tensorflow")}
+    pair = NS(relation="eager_compiled", tolerance=None,
+              members=[_member("tensorflow", "math.argmax"), _member("tensorflow", "math.argmax", "compiled")])
+    cross = NS(relation="cross_library", tolerance=None,
+               members=[_member("numpy", "argmax", slots=(("a", 0),)), _member("torch", "argmax"),
+                        _member("jax", "numpy.argmax", slots=(("a", 0),)), _member("tensorflow", "math.argmax")])
+    answers = {"numpy": 0, "torch": 0, "jax": 0, "tensorflow": 1}
+    calls = []
+
+    def run(group, values, mis):
+        calls.append([group.members[m].library for m in mis])
+        return [MemberResult("ok", value=np.asarray(answers[group.members[m].library]))
+                if group is cross and values.get(0) is not None else MemberResult("raised", error_type="TypeError")
+                for m in mis]
+    index = referee_index([pair, cross]) if referees else {}
+    chooser = ReferenceChooser(adapters, ("function", "compiled"), run, index)
+    values = {0: np.array([np.nan, 5.0, 1.0], np.float32)}
+    outputs = {0: np.asarray(1), 1: np.asarray(0)}
+    return chooser.choose(pair, values, [0, 1], outputs), calls
+
+
+def test_an_eager_compiled_pair_takes_the_side_its_cross_library_group_takes():
+    """TensorFlow's eager argmax was wrong and its XLA twin blamed, by the call order alone: the
+    pair's own two calls are no majority. numpy and torch on the same call decide; neither the
+    pair's own library nor JAX, whose XLA the compiled twin runs on, votes."""
+    (mi, _, label, ref_values), calls = _eager_compiled(referees=True)
+    assert mi == 1 and ref_values is None, label
+    assert "agrees with numpy.argmax, torch.argmax" in label
+    assert calls == [["numpy", "torch"]]
+
+
+def test_without_a_referee_the_pair_keeps_the_call_order():
+    (mi, _, label, _), _ = _eager_compiled(referees=False)
+    assert mi == 0 and "first pivot" in label, label
+
+
+def test_a_referee_without_a_majority_decides_nothing():
+    import numpy as np
+
+    from xamt.exec.group import MemberResult
+    from xamt.libraries.registry import Registry
+    from xamt.triage.reference import ReferenceChooser, referee_index
+
+    reg = Registry()
+    adapters = {n: reg.get(n) for n in ("numpy", "torch", "tensorflow")}
+    pair = NS(relation="eager_compiled", tolerance=None,
+              members=[_member("tensorflow", "math.argmax"), _member("tensorflow", "math.argmax", "compiled")])
+    cross = NS(relation="cross_library", tolerance=None,
+               members=[_member("numpy", "argmax"), _member("torch", "argmax"), _member("tensorflow", "math.argmax")])
+
+    def run(group, values, mis):  # numpy and torch part: no majority of two
+        return [MemberResult("ok", value=np.asarray(i)) for i, _ in enumerate(mis)]
+    chooser = ReferenceChooser(adapters, ("function", "compiled"), run, referee_index([cross]))
+    assert chooser.refereed(pair, {0: np.zeros(3, np.float32)}, [0, 1], {0: np.asarray(1), 1: np.asarray(0)}) is None

@@ -48,7 +48,7 @@ from xamt.progress import Progress
 from xamt.store import Schema, Store, default_db_path
 from xamt.triage.dedup import Candidate, input_signature, load_triage_per_cause
 from xamt.triage.pipeline import Triage
-from xamt.triage.reference import call_rank, implementation
+from xamt.triage.reference import call_rank, implementation, referee_index
 from xamt.triage.runner import TriageRunner
 
 __all__ = ["FuzzConfig", "FuzzResult", "run_campaign", "FUZZ_STATE_SCHEMA", "parse_budget",
@@ -274,7 +274,7 @@ class _Fuzzer:
         # triage runs on a thread of its own with its own executor over the same pool
         self.triage = Triage(GroupExecutor(pool, adapters, timeout=cfg.timeout), adapters, self.kinds,
                              Path(cfg.out), minimise_budget=cfg.minimise_budget,
-                             verify_timeout=cfg.verify_timeout)
+                             verify_timeout=cfg.verify_timeout, referees=referee_index(groups))
         self._mutate_fn, self._revalue_fn = mutate, revalue
         self._dtypes = {g.key: (g.common_dtypes() or None, g.any_dtypes() or None) for g in groups}
         # one comparator setting per group, built once: judge() runs for every group-iteration

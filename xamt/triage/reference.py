@@ -4,15 +4,17 @@ member is the outlier.
 Where the input holds lower-precision floats the reference is a float64 evaluation: the member
 that ranks first in :func:`pivot_order` run on the inputs upcast to float64 (:func:`upcast`).
 Otherwise it is the member that agrees with the element-wise median of a strict majority, or
-without one the first pivot. The outlier is the member farthest from the reference
-(:func:`find_outlier`).
+without one the first pivot. A group inside one library (an eager call and its compiled twin, a
+function and its namespace twin) first asks a :class:`Referee`: a cross-library group holding
+one of its APIs, run on the same input, whose other libraries say which side is right. The
+outlier is the member farthest from the reference (:func:`find_outlier`).
 """
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Collection, Mapping, Sequence
+from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -25,7 +27,7 @@ from xamt.triage.dedup import trigger
 __all__ = ["ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upcast", "call_rank",
            "float_computed_slots", "Conditioning", "load_conditioning", "perturbed", "element_moves",
            "within_noise", "nan_against_majority", "drops_nan", "shared_loss", "voting_members", "implementation",
-           "declared_originals", "load_call_order"]
+           "declared_originals", "load_call_order", "Referee", "referee_index", "translate"]
 
 #: float dtypes a float64 reference evaluation improves on
 _LOW_FLOATS = {"float16": "float64", "bfloat16": "float64", "float32": "float64",
@@ -453,6 +455,77 @@ def find_outlier(group: Any, outputs: Mapping[int, Any], ok: Sequence[int], ref_
     return best[1], best[2]
 
 
+@dataclass(frozen=True)
+class Referee:
+    """Member ``member`` of the cross-library group ``group``: an API that a group inside one
+    library also holds. Its group's other libraries referee that group's divergences."""
+
+    group: Any
+    member: int
+
+
+def referee_index(groups: Iterable[Any]) -> dict[tuple[str, str], list[Referee]]:
+    """Cross-library groups by ``(library, target)`` of each member run where its library puts
+    it (a device twin is measured against the CPU, never a referee)."""
+    index: dict[tuple[str, str], list[Referee]] = {}
+    for g in groups:
+        if g.relation != "cross_library":
+            continue
+        for i, m in enumerate(g.members):
+            if getattr(m, "device", None) in (None, "cpu"):
+                index.setdefault((m.library, m.target), []).append(Referee(g, i))
+    return index
+
+
+def _same_literal(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except (TypeError, ValueError):  # arrays: an ambiguous truth value
+        return False
+
+
+def translate(src: Any, values: Mapping[int, Any], dst: Any) -> dict[int, Any] | None:
+    """The slot values of ``dst``'s group that make ``dst`` the call ``src`` makes on ``values``
+    (both members of one API, in two groups): each parameter goes where ``dst``'s plan puts it.
+    None when the calls cannot be the same: a parameter ``src`` passes that ``dst`` does not
+    take, another transform, another fixed value, or a parameter ``dst`` requires and ``src``
+    leaves out."""
+    given: dict[str, tuple[str, Any, str | None]] = {}
+    for a in src.plan.args + src.plan.init_args:
+        if a.slot is None:
+            given[a.param] = ("fixed", a.value, a.transform)
+        elif a.slot in values:
+            given[a.param] = ("slot", values[a.slot], a.transform)
+        elif a.has_default:
+            given[a.param] = ("default", a.default, None)
+    out: dict[int, Any] = {}
+    used: set[str] = set()
+    for b in dst.plan.args + dst.plan.init_args:
+        how = given.get(b.param)
+        if how is None:
+            if b.slot is None or b.required:
+                return None
+            continue
+        kind, value, transform = how
+        used.add(b.param)
+        if b.slot is None:
+            if kind == "slot" or transform != b.transform or not _same_literal(value, b.value):
+                return None
+        elif kind == "slot":
+            if transform != b.transform:
+                return None
+            out[b.slot] = value
+        elif kind == "default" and b.has_default and _same_literal(value, b.default):
+            continue  # dst passes the same default where the slot has no value
+        elif transform is None and b.transform is None:
+            out[b.slot] = value
+        else:
+            return None
+    if any(kind != "default" and p not in used for p, (kind, _, _) in given.items()):
+        return None
+    return out
+
+
 @dataclass
 class ReferenceChooser:
     """Picks the reference member of a divergence; ``run(group, values, members)`` calls members
@@ -462,6 +535,10 @@ class ReferenceChooser:
     #: reference preference among call styles inside one library (``triage.toml``)
     call_order: Sequence[str]
     run: Callable[[Any, Mapping[int, Any], Sequence[int]], list[MemberResult]]
+    #: cross-library groups by ``(library, target)`` of a member (:func:`referee_index`)
+    referees: Mapping[tuple[str, str], Sequence[Referee]] = field(default_factory=dict)
+    #: referee groups run at most this many times for one choice
+    max_referees: int = 2
 
     def pivot_order(self, group: Any, members: Sequence[int]) -> list[int]:
         """:func:`pivot_order` with this chooser's adapters and call order."""
@@ -470,6 +547,54 @@ class ReferenceChooser:
     def implementation(self, member: Any) -> str:
         """:func:`implementation` with this chooser's adapters."""
         return implementation(member, self.adapters)
+
+    def refereed(self, group: Any, values: Mapping[int, Any], ok: Sequence[int],
+                 outputs: Mapping[int, Any]) -> tuple[int, str] | None:
+        """``(member, label)`` of the side a :class:`Referee` takes in a group inside one
+        library, or None. The referee's members of implementations the group does not hold are
+        run on the same call; at least two of them must agree, as a strict majority, and their
+        result must agree with some of the group's members and not others. Without this an
+        eager/compiled pair was decided by the call order (TensorFlow's eager ``argmax`` wrong,
+        its XLA twin blamed) and a namespace twin by its own library's float64 run
+        (``torch.masked.median`` dropping NaN where ``torch.median``, numpy and JAX keep it)."""
+        if getattr(group, "relation", "cross_library") == "cross_library" or not self.referees:
+            return None
+        impls = {self.implementation(group.members[m]) for m in ok}
+        libs = {group.members[m].library for m in ok}
+        tried = 0
+        for mi in self.pivot_order(group, ok):
+            m = group.members[mi]
+            for ref in self.referees.get((m.library, m.target), ()):
+                if tried >= self.max_referees:
+                    return None
+                vals = translate(m, values, ref.group.members[ref.member])
+                if vals is None:
+                    continue
+                others = [i for i, c in enumerate(ref.group.members)
+                          if c.library not in libs and self.implementation(c) not in impls
+                          and getattr(c, "device", None) in (None, "cpu")]
+                if len({self.implementation(ref.group.members[i]) for i in others}) < 2:
+                    continue
+                tried += 1
+                res = self.run(ref.group, vals, others)
+                got = {i: r.value for i, r in zip(others, res) if r.ok}
+                voters = voting_members(ref.group, list(got), self.pivot_order(ref.group, list(got)),
+                                        self.implementation)
+                if len(voters) < 2:
+                    continue
+                test = agreement(ref.group)
+                dtypes = input_dtypes(vals)
+                flags = test.group([got[v] for v in voters], dtypes)
+                if sum(flags) < 2 or 2 * sum(flags) <= len(voters):
+                    continue
+                judges = [v for v, f in zip(voters, flags) if f]
+                verdict = got[judges[0]]
+                side = [x for x in self.pivot_order(group, ok)
+                        if test.pair(verdict, outputs[x], input_dtypes(values))]
+                if side and len(side) < len(ok):
+                    names = ", ".join(ref.group.members[j].qualname for j in judges)
+                    return side[0], f"{group.members[side[0]].qualname} (agrees with {names} on the same call)"
+        return None
 
     def choose(self, group: Any, values: Mapping[int, Any], ok: Sequence[int],
                outputs: Mapping[int, Any], first: int | None = None
@@ -480,7 +605,11 @@ class ReferenceChooser:
         aliases (``tf.math.special.bessel_k0e`` and its ``raw_ops`` twin), or libraries on one
         backend (JAX, Keras on JAX and TensorFlow's XLA, which all flush subnormals; numpy,
         dask and array-api-strict), must not outvote the others. Members whose results are
-        :func:`narrower_members` come last in the pivot order."""
+        :func:`narrower_members` come last in the pivot order. A group inside one library
+        takes the side its referee takes (:meth:`refereed`) before anything else."""
+        refereed = self.refereed(group, values, ok, outputs)
+        if refereed is not None:
+            return refereed[0], outputs[refereed[0]], refereed[1], None
         pivots = self.pivot_order(group, ok)
         narrow = narrower_members(outputs, ok)
         pivots = [m for m in pivots if m not in narrow] + [m for m in pivots if m in narrow]
