@@ -874,3 +874,26 @@ def test_a_referee_without_a_majority_decides_nothing():
         return [MemberResult("ok", value=np.asarray(i)) for i, _ in enumerate(mis)]
     chooser = ReferenceChooser(adapters, ("function", "compiled"), run, referee_index([cross]))
     assert chooser.refereed(pair, {0: np.zeros(3, np.float32)}, [0, 1], {0: np.asarray(1), 1: np.asarray(0)}) is None
+
+
+def test_inside_one_library_a_float64_run_that_drops_nan_is_no_reference_against_a_twin_that_keeps_it():
+    """torch.masked.median (first in the pair) dropped the input's NaN on float64 inputs and was
+    the reference; torch.median, documented to return NaN, was blamed. The pair has no referee
+    (torch.median is in no cross-library group here): its other member's NaN is the voice."""
+    import numpy as np
+
+    from xamt.exec.group import MemberResult
+    from xamt.libraries.registry import Registry
+    from xamt.triage.reference import ReferenceChooser
+
+    pair = NS(relation="namespace_twin", tolerance=None,
+              members=[_member("torch", "masked.median"), _member("torch", "median")])
+    float64 = {0: np.float64(2.0), 1: np.float64(np.nan)}
+
+    def run(group, values, mis):
+        return [MemberResult("ok", value=np.asarray(float64[m])) for m in mis]
+    chooser = ReferenceChooser({"torch": Registry().get("torch")}, ("function",), run)
+    values = {0: np.array([1.0, np.nan, 3.0], np.float32)}
+    outputs = {0: np.asarray(np.float32(2.0)), 1: np.asarray(np.float32(np.nan))}
+    mi, _, label, _ = chooser.choose(pair, values, [0, 1], outputs)
+    assert mi == 1 and "torch.median on float64" in label, label

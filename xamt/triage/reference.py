@@ -614,6 +614,7 @@ class ReferenceChooser:
         narrow = narrower_members(outputs, ok)
         pivots = [m for m in pivots if m not in narrow] + [m for m in pivots if m in narrow]
         voters = voting_members(group, ok, pivots, self.implementation)
+        single = len({self.implementation(group.members[o]) for o in voters}) < 2
         up = upcast(values, float_computed_slots(group, values, outputs))
         if up is not None:
             order = list(pivots)
@@ -628,7 +629,10 @@ class ReferenceChooser:
                                   or v.dtype.itemsize >= 8 and v.dtype != np.complex64
                                   for v in leaves(res.value)):
                     own = self.implementation(group.members[mi])
-                    others = [outputs[o] for o in voters if self.implementation(group.members[o]) != own]
+                    # inside one implementation every other member is a voice of its own:
+                    # torch.masked.median's float64 run drops the NaN torch.median keeps
+                    others = [outputs[o] for o in voters if o != mi] if single else \
+                        [outputs[o] for o in voters if self.implementation(group.members[o]) != own]
                     if nan_against_majority(res.value, others) or drops_nan(res.value, others, values):
                         # NaN where most others agree on numbers, or a number where every other
                         # propagates an input's NaN: the next one, or the majority
