@@ -555,8 +555,7 @@ class ReferenceChooser:
         run on the same call; at least two of them must agree, as a strict majority, and their
         result must agree with some of the group's members and not others. Without this an
         eager/compiled pair was decided by the call order (TensorFlow's eager ``argmax`` wrong,
-        its XLA twin blamed) and a namespace twin by its own library's float64 run
-        (``torch.masked.median`` dropping NaN where ``torch.median``, numpy and JAX keep it)."""
+        its XLA twin blamed), and a namespace twin by its own library's float64 run."""
         if getattr(group, "relation", "cross_library") == "cross_library" or not self.referees:
             return None
         impls = {self.implementation(group.members[m]) for m in ok}
