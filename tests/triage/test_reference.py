@@ -851,6 +851,31 @@ def test_an_eager_compiled_pair_takes_the_side_its_cross_library_group_takes():
     assert calls == [["numpy", "torch"]]
 
 
+def test_a_referee_whose_outputs_are_normalised_otherwise_is_not_asked():
+    import numpy as np
+
+    from xamt.exec.group import MemberResult
+    from xamt.libraries.registry import Registry
+    from xamt.triage.reference import ReferenceChooser, referee_index
+
+    reg = Registry()
+    adapters = {n: reg.get(n) for n in ("numpy", "torch", "tensorflow")}
+    pair = NS(relation="eager_compiled", tolerance=None, normalisation="none",
+              members=[_member("tensorflow", "math.argmax"), _member("tensorflow", "math.argmax", "compiled")])
+    cross = NS(relation="cross_library", tolerance=None, normalisation="sort",
+               members=[_member("numpy", "argmax"), _member("torch", "argmax"), _member("tensorflow", "math.argmax")])
+    calls = []
+
+    def run(group, values, mis):
+        calls.append(mis)
+        return [MemberResult("ok", value=np.asarray(0)) for _ in mis]
+    chooser = ReferenceChooser(adapters, ("function", "compiled"), run, referee_index([cross]))
+    assert chooser.refereed(pair, {0: np.zeros(3, np.float32)}, [0, 1], {0: np.asarray(1), 1: np.asarray(0)}) is None
+    assert calls == []
+    cross.normalisation = "none"
+    assert chooser.refereed(pair, {0: np.zeros(3, np.float32)}, [0, 1], {0: np.asarray(1), 1: np.asarray(0)})[0] == 1
+
+
 def test_without_a_referee_the_pair_keeps_the_call_order():
     (mi, _, label, _), _ = _eager_compiled(referees=False)
     assert mi == 0 and "first pivot" in label, label

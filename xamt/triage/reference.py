@@ -560,12 +560,15 @@ class ReferenceChooser:
             return None
         impls = {self.implementation(group.members[m]) for m in ok}
         libs = {group.members[m].library for m in ok}
+        norm = getattr(group, "normalisation", None) or "none"
         tried = 0
         for mi in self.pivot_order(group, ok):
             m = group.members[mi]
             for ref in self.referees.get((m.library, m.target), ()):
                 if tried >= self.max_referees:
                     return None
+                if (getattr(ref.group, "normalisation", None) or "none") != norm:
+                    continue  # outputs reduced another way (sorted, by magnitude) do not compare
                 vals = translate(m, values, ref.group.members[ref.member])
                 if vals is None:
                     continue
