@@ -922,3 +922,55 @@ def test_inside_one_library_a_float64_run_that_drops_nan_is_no_reference_against
     outputs = {0: np.asarray(np.float32(2.0)), 1: np.asarray(np.float32(np.nan))}
     mi, _, label, _ = chooser.choose(pair, values, [0, 1], outputs)
     assert mi == 1 and "torch.median on float64" in label, label
+
+
+def _limit_side(f, x, out):
+    """limit_at_infinity for the float64 reference ``f`` on slot 0 ``x`` (float64, holding an
+    infinity) against the outlier's result ``out``."""
+    import numpy as np
+
+    from xamt.triage.reference import limit_at_infinity
+
+    with np.errstate(all="ignore"):
+        ref = np.asarray(f(x), np.float64)
+    return limit_at_infinity(lambda vals: np.asarray(f(vals[0]), np.float64), {0: x}, ref,
+                             np.asarray(out, np.float32))
+
+
+def test_a_reference_with_no_limit_at_the_infinite_input_is_told():
+    """scipy's beta(0.7265, -inf) is inf; JAX's NaN was blamed. Between its poles beta takes
+    values of either sign as b goes to -inf: it has no limit, and NaN is as right."""
+    import numpy as np
+    import scipy.special as sp
+
+    x = np.array([-np.inf, 2.0])
+    assert _limit_side(lambda b: sp.beta(0.7265, b), x, [np.nan, sp.beta(0.7265, 2.0)]) == "none"
+
+
+def test_a_limit_the_reference_takes_keeps_the_finding():
+    """x * ndtr(x) (gelu) at +inf is +inf, arctan at +inf is pi/2: a NaN there is the outlier's bug."""
+    import numpy as np
+    import scipy.special as sp
+
+    x = np.array([np.inf, 1.0])
+    gelu = lambda v: v * sp.ndtr(v)  # noqa: E731
+    assert _limit_side(gelu, x, [np.nan, gelu(1.0)]) == "reference"
+    assert _limit_side(np.arctan, x, [np.nan, np.arctan(1.0)]) == "reference"
+
+
+def test_a_reference_nan_at_the_infinity_whose_limit_the_outlier_gives_is_told():
+    """scipy's genpareto.entropy(c=inf) is NaN (it refuses a non-finite c) where torch gives inf,
+    the limit of log(scale) + c + 1: the outlier is the side that holds the limit."""
+    import numpy as np
+
+    entropy = lambda c: np.where(np.isinf(c), np.nan, c + 1.0)  # noqa: E731
+    assert _limit_side(entropy, np.array([np.inf]), [np.inf]) == "outlier"
+
+
+def test_no_infinite_input_or_no_nan_split_tells_nothing():
+    import numpy as np
+
+    assert _limit_side(np.exp, np.array([1.0, 2.0]), [np.nan, 1.0]) == "unknown"
+    assert _limit_side(np.exp, np.array([np.inf]), [1.0]) == "unknown"  # both numbers: no NaN split
+    # 1 / log(x) tends to 0 too slowly to tell from the stand-ins
+    assert _limit_side(lambda v: 1.0 / np.log(v), np.array([np.inf]), [np.nan]) == "unknown"

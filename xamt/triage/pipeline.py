@@ -43,8 +43,8 @@ from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_si
 from xamt.triage.policy import Policies, at_edge, computation_dtype, load_policies, narrowed, requested_dtypes
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
-    Conditioning, ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, load_call_order,
-    element_moves, load_conditioning, none_holds, perturbed, pivot_order, shared_loss, upcast,
+    Conditioning, ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, limit_at_infinity,
+    load_call_order, element_moves, load_conditioning, none_holds, perturbed, pivot_order, shared_loss, upcast,
     within_noise,
 )
 
@@ -275,6 +275,21 @@ class Triage:
             if ties_only(out_leaf, ref_leaf, arrays.values()):
                 return TriageOutcome(None, dropped="indices differ only among equal values (the "
                                                    "order of ties, which a sort need not keep)")
+            if ref_values is not None and trigger(values) in ("+inf", "-inf"):
+                def at_stand_ins(vals: dict[int, Any]) -> np.ndarray | None:
+                    res = self._run(group, vals, [ref_member])
+                    lv = leaves(res[0].value) if res[0].ok else []
+                    return lv[leaf] if leaf < len(lv) and isinstance(lv[leaf], np.ndarray) else None
+                side = limit_at_infinity(at_stand_ins, ref_values, ref_leaf, out_leaf)
+                if side == "none":
+                    return TriageOutcome(None, dropped=(
+                        "no limit at the infinite input: the float64 reference at growing finite "
+                        "stand-ins for it changes sign or turns NaN, so NaN there is as right as "
+                        "its number"))
+                if side == "outlier":
+                    return TriageOutcome(None, dropped=(
+                        "the outlier's number is the float64 reference's own limit at the infinite "
+                        "input: the reference returns NaN for the infinity itself"))
 
             if (ref_values is not None and out_leaf.dtype.kind in "fc" and ref_leaf.dtype.kind in "fc"
                     and out_leaf.shape == ref_leaf.shape):

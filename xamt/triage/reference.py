@@ -11,6 +11,7 @@ outlier is the member farthest from the reference (:func:`find_outlier`).
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,8 @@ from xamt.triage.dedup import trigger
 __all__ = ["ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upcast", "call_rank",
            "float_computed_slots", "Conditioning", "load_conditioning", "perturbed", "element_moves",
            "within_noise", "nan_against_majority", "drops_nan", "shared_loss", "voting_members", "implementation",
-           "declared_originals", "load_call_order", "Referee", "referee_index", "translate"]
+           "declared_originals", "load_call_order", "Referee", "referee_index", "translate",
+           "LIMIT_PROBES", "limit_at_infinity"]
 
 #: float dtypes a float64 reference evaluation improves on
 _LOW_FLOATS = {"float16": "float64", "bfloat16": "float64", "float32": "float64",
@@ -453,6 +455,83 @@ def find_outlier(group: Any, outputs: Mapping[int, Any], ok: Sequence[int], ref_
     if best is None:
         return None, 0
     return best[1], best[2]
+
+
+#: finite stand-ins for an infinite input, in float64, growing; each of the smaller ones also a
+#: fraction off (a function with poles on the way, such as beta(a, b) as b goes to -inf, takes
+#: values of either sign between them and has no limit)
+LIMIT_PROBES = (1e4, 1e6, 1e8, 1e12, 1e16)
+_PROBE_OFFSET = 0.3
+
+
+def _with_probe(values: Mapping[int, Any], p: float) -> dict[int, Any]:
+    out: dict[int, Any] = {}
+    for s, v in values.items():
+        if isinstance(v, np.ndarray) and v.dtype.kind == "f" and np.isinf(v).any():
+            out[s] = np.where(np.isinf(v), np.sign(v) * p, v).astype(v.dtype)
+        elif isinstance(v, float) and math.isinf(v):
+            out[s] = math.copysign(p, v)
+        else:
+            out[s] = v
+    return out
+
+
+def _limit(main: np.ndarray, offs: np.ndarray) -> float | None | str:
+    """The limit of one element's values at growing stand-ins ``main`` (and ``offs``, the
+    smaller ones a fraction further): a number, ±inf, None where there is none (NaN on the way,
+    a change of sign, a magnitude that goes up and down), or ``"unknown"`` (a magnitude that
+    shrinks without settling: 1/log(x) tends to 0 too slowly to tell)."""
+    if np.isnan(main).any() or np.isnan(offs).any():
+        return None
+    last, prev = main[-1], main[-2]
+    if np.isfinite(last) and np.isfinite(prev) and abs(last - prev) <= 1e-6 * max(1.0, abs(last)):
+        return float(last)
+    sign = np.sign(last)
+    if sign == 0 or (np.sign(main) != sign).any() or (np.sign(offs) != sign).any():
+        return None
+    mags = np.abs(main)
+    if (np.diff(mags) >= 0).all():
+        return float(sign * np.inf)
+    if (np.diff(mags) <= 0).all():
+        return "unknown"
+    return None
+
+
+def limit_at_infinity(run: Callable[[dict[int, Any]], np.ndarray | None], values: Mapping[int, Any],
+                      ref_leaf: np.ndarray, out_leaf: np.ndarray) -> str:
+    """Which side the float64 reference's own limit takes where an input is infinite and one side
+    is NaN and the other a number: ``"reference"``, ``"outlier"``, ``"none"`` (no limit: NaN is
+    as right as the reference's number, scipy's ``beta(0.73, -inf)`` being inf), or
+    ``"unknown"``. ``run(values)`` evaluates the reference member on float64 ``values`` with
+    the infinities replaced by :data:`LIMIT_PROBES` (and a fraction off), returning the leaf
+    compared. ``values`` are the float64 inputs the reference ran on."""
+    if out_leaf.shape != ref_leaf.shape or out_leaf.dtype.kind != "f" or ref_leaf.dtype.kind != "f":
+        return "unknown"
+    with np.errstate(all="ignore"):
+        odd = np.isnan(out_leaf) != np.isnan(ref_leaf)
+    if not odd.any() or all(_with_probe({0: v}, 1.0)[0] is v for v in values.values()):
+        return "unknown"
+    main, offs = [], []
+    for i, p in enumerate(LIMIT_PROBES):
+        for seq, probe in ((main, p), (offs, p + _PROBE_OFFSET)) if i < len(LIMIT_PROBES) - 2 else ((main, p),):
+            y = run(_with_probe(values, probe))
+            if y is None or np.shape(y) != ref_leaf.shape:
+                return "unknown"
+            seq.append(np.asarray(y, np.float64)[odd])
+    m, o = np.stack(main), np.stack(offs)
+    sides = set()
+    for e in range(m.shape[1]):
+        lim = _limit(m[:, e], o[:, e])
+        if lim is None:
+            sides.add("none")
+            continue
+        if lim == "unknown":
+            return "unknown"
+        ref_v, out_v = float(ref_leaf[odd][e]), float(out_leaf[odd][e])
+        near = lambda v: v == lim or (math.isfinite(lim) and math.isfinite(v)  # noqa: E731
+                                      and abs(v - lim) <= 1e-3 * abs(lim) + 1e-6)
+        sides.add("reference" if near(ref_v) else "outlier" if near(out_v) else "unknown")
+    return sides.pop() if len(sides) == 1 else "unknown"
 
 
 @dataclass(frozen=True)
