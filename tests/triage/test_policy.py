@@ -83,6 +83,13 @@ def test_narrowed_compares_kinds():
     assert not narrowed([f32, i64], [f32], [big[0], np.array([-2**31, 2**31 - 1], np.int64)])
     assert narrowed([f32], [f32], [np.array([2**32], np.uint64)])
     assert not narrowed([f32], [f32], [np.array([2**32 - 1], np.uint64), np.array([], np.int64)])
+    # integers only in, float32 out: an integer beyond 2**24 is rounded in the conversion (JAX's
+    # cholesky of a uint32 matrix); within it, or beside a float input, it is not
+    u32 = np.dtype("uint32")
+    assert narrowed([u32], [f32], [np.array([4_000_000_000, 1], np.uint32)])
+    assert not narrowed([u32], [f32], [np.array([2**24, 1], np.uint32)])
+    assert not narrowed([u32], [f64], [np.array([4_000_000_000], np.uint32)])
+    assert narrowed([i32], [np.dtype("float16")], [np.array([5000], np.int32)])
 
 
 def test_a_dtype_argument_counts_as_an_input_of_its_kind():
@@ -122,6 +129,10 @@ def test_the_edge_policy_matches_results_at_the_top_of_the_range_only():
                      group=generic, edge=False) is None
     # a member that returns a number where the others' float32 results overflowed to NaN
     hit = pol.match(FindingClass.VALIDATION, library="torch", computation="float32", trigger="large",
+                    group=generic, edge=True)
+    assert hit is not None and hit.name == "overflow at the edge of the float range"
+    # a result past the range that is by chance a multiple of the reference (tensorsolve)
+    hit = pol.match(FindingClass.DEFAULT, library="torch", computation="float32", trigger="large",
                     group=generic, edge=True)
     assert hit is not None and hit.name == "overflow at the edge of the float range"
 

@@ -103,14 +103,28 @@ class Policies:
             precondition, relation, shared)), None)
 
 
+#: the largest integer each float narrower than float64 holds exactly (2 ** (mantissa bits + 1))
+_EXACT_INTEGERS = {"float16": 2**11, "bfloat16": 2**8, "float32": 2**24, "complex64": 2**24}
+
+
 def narrowed(inputs: Iterable[np.dtype], outputs: Iterable[np.dtype], values: Iterable[Any] = ()) -> bool:
     """Whether a 32-bit computation could not hold what it was given: some output is a narrower
     integer or float than the widest input of its kind (int64 in, int32 out), or an integer
     array of ``values`` (the input arrays) holds a value beyond 32 bits (an int64 ``-2**63``
-    that a 32-bit computation wraps, whatever dtype it returns: ``ldexp``'s exponent)."""
+    that a 32-bit computation wraps, whatever dtype it returns: ``ldexp``'s exponent), or holds
+    an integer that a float output narrower than float64 cannot hold exactly where the inputs are
+    integers only (JAX's cholesky of a uint32 matrix of 4e9 entries computes in float32, where
+    numpy's promotion gives float64)."""
+    inputs, outputs = list(inputs), list(outputs)
+    # integers only in, a narrow float out: the computation converted the integers to that float
+    exact = None if any(dt.kind in "fc" for dt in inputs) else min(
+        (_EXACT_INTEGERS[dt.name] for dt in outputs if dt.name in _EXACT_INTEGERS), default=None)
     for v in values:
-        if isinstance(v, np.ndarray) and v.dtype.kind in "iu" and v.dtype.itemsize > 4 and v.size:
-            if int(v.min()) < -2**31 or int(v.max()) >= 2**32 or (v.dtype.kind == "i" and int(v.max()) >= 2**31):
+        if isinstance(v, np.ndarray) and v.dtype.kind in "iu" and v.size:
+            if v.dtype.itemsize > 4 and (int(v.min()) < -2**31 or int(v.max()) >= 2**32
+                                         or (v.dtype.kind == "i" and int(v.max()) >= 2**31)):
+                return True
+            if exact is not None and max(abs(int(v.min())), abs(int(v.max()))) > exact:
                 return True
     widest: dict[str, int] = {}
     for dt in inputs:
