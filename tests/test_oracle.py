@@ -121,6 +121,8 @@ def test_a_value_refusal_stays_a_status_divergence():
     ("ValueError", "reduction axes (-2,) contains out-of-bounds indices for float32[1,1]."),
     ("RuntimeError", "cannot do hardtanh on an unsigned type with negative limits"),
     ("ValueError", "Leading coefficient is zero."),
+    ("InvalidArgumentError", "{{function_node __wrapped__UnsortedSegmentMin}} data.shape = [] does "
+                             "not start with segment_ids.shape = [1]"),
 ])
 def test_a_refusal_that_states_its_precondition_is_one(etype, message):
     kinds = ErrorKinds.load()
