@@ -974,3 +974,65 @@ def test_no_infinite_input_or_no_nan_split_tells_nothing():
     assert _limit_side(np.exp, np.array([np.inf]), [1.0]) == "unknown"  # both numbers: no NaN split
     # 1 / log(x) tends to 0 too slowly to tell from the stand-ins
     assert _limit_side(lambda v: 1.0 / np.log(v), np.array([np.inf]), [np.nan]) == "unknown"
+
+
+def _ppf_group(t, group):
+    """``group`` as a percent point function whose members pass slot 0 as ``q``."""
+    for m in group.members:
+        m.plan = NS(args=[NS(slot=0, param="q")], init_args=[])
+    group.canonical = "uniform_ppf"
+    return group
+
+
+def test_a_nan_outside_a_documented_domain_is_never_blamed(tmp_path, monkeypatch):
+    """scipy's uniform.ppf(-1.4e-45) is NaN, as documented (q in [0, 1]); torch computes a
+    number and JAX, flushing the subnormal, too. The majority had blamed scipy."""
+    import numpy as np
+
+    def compute(m, x):
+        with np.errstate(invalid="ignore"):
+            return np.where((x < 0) | (x > 1), np.nan, x) if m == 0 else x.copy()
+
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "ppf", compute)
+    values = {0: np.array([-1.4e-45, 0.5], np.float32)}
+    _, out = _process(t, group, executor, values, 0)
+    assert seen.get("outlier") == 0, (out.dropped, seen)  # without the domain: scipy is blamed
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "ppf", compute)
+    _ppf_group(t, group)
+    _, out = _process(t, group, executor, values, 0)
+    assert not seen and "outside the documented domain" in out.dropped, (out.dropped, seen)
+
+
+def test_a_number_outside_a_documented_domain_is_a_validation_finding(tmp_path, monkeypatch):
+    """torch's icdf takes q = -inf and returns a number where scipy and JAX return NaN: it accepts
+    an input outside the domain (one validation finding of its namespace), not an infinity's NaN
+    bug and not a divergence without a limit."""
+    import numpy as np
+
+    from xamt.findings import FindingClass
+
+    def compute(m, x):
+        with np.errstate(invalid="ignore"):
+            return x * 2.0 if m == 2 else np.where((x < 0) | (x > 1), np.nan, x * 2.0)
+
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "ppf", compute)
+    _ppf_group(t, group)
+    _, out = _process(t, group, executor, {0: np.array([-np.inf, 0.5], np.float32)}, 2)
+    assert seen.get("outlier") == 2 and seen["cls"] == FindingClass.VALIDATION, (out.dropped, seen)
+
+
+def test_domains_load_from_triage_toml_and_a_broken_entry_says_where(tmp_path):
+    import numpy as np
+
+    from xamt.triage.domain import load_domains
+
+    ppf = next(d for d in load_domains() if d.suffix == "_ppf")
+    assert ppf.broken_by(np.array([0.5, -1e-45])) and ppf.broken_by(1.5)
+    assert not ppf.broken_by(np.array([0.0, 1.0, np.nan])) and not ppf.broken_by(np.array([1, 0], np.int32))
+    bad = tmp_path / "triage.toml"
+    bad.write_text('[[domain]]\nsuffix = "_ppf"\nparams = ["q"]\nlow = 1.0\nhigh = 0.0\nreason = "x"\n')
+    with pytest.raises(DataFileError, match="low <= high"):
+        load_domains(bad)
+    bad.write_text('[[domain]]\nsuffix = "_ppf"\n')
+    with pytest.raises(DataFileError, match="entry 1"):
+        load_domains(bad)

@@ -41,6 +41,7 @@ from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_si
                                numeric_arrays, trigger, validation_family, crash_family,
                                cause_cluster)
 from xamt.triage.policy import Policies, at_edge, computation_dtype, load_policies, narrowed, requested_dtypes
+from xamt.triage.domain import Domain, broken_domain, load_domains
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
     Conditioning, ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, limit_at_infinity,
@@ -114,6 +115,8 @@ class Triage:
     policies: Policies = field(default_factory=lambda: load_policies())
     #: how ill-conditioned inputs are told from wrong results (``triage.toml``, [conditioning])
     conditioning: Conditioning = field(default_factory=lambda: load_conditioning())
+    #: argument domains the documentation states (``triage.toml`` [[domain]])
+    domains: tuple[Domain, ...] = field(default_factory=lambda: load_domains())
     #: ``time.monotonic()`` after which minimisation stops (the campaign's budget): shrinking an
     #: input whose calls run into the sandbox timeout can take minutes
     deadline: float | None = None
@@ -268,6 +271,18 @@ class Triage:
         # float64 reference's own
         own_tol = (computation_tolerance(group.tolerance or None, [*input_dtypes(values), out_leaf.dtype])
                    if arrays_compared else None)
+        # an input outside a documented domain: NaN is the answer there (scipy's uniform.ppf of
+        # a negative q was blamed by a majority computing a number)
+        domain = broken_domain(self.domains, group, values) if arrays_compared else None
+        nan_split = None
+        if (domain is not None and out_leaf.shape == ref_leaf.shape and out_leaf.dtype.kind in "fc"
+                and ref_leaf.dtype.kind in "fc"):
+            with np.errstate(invalid="ignore"):
+                nan_split = (np.isnan(out_leaf) & ~np.isnan(ref_leaf), ~np.isnan(out_leaf) & np.isnan(ref_leaf))
+            if nan_split[0].any() and not nan_split[1].any():
+                return TriageOutcome(None, dropped=(
+                    f"the input is outside the documented domain ({domain.describe()}: "
+                    f"{domain.reason}): the outlier's NaN is the documented answer"))
         if not arrays_compared:
             cls_name, why = FindingClass.VALUE, "outputs differ in structure"
         else:
@@ -275,7 +290,7 @@ class Triage:
             if ties_only(out_leaf, ref_leaf, arrays.values()):
                 return TriageOutcome(None, dropped="indices differ only among equal values (the "
                                                    "order of ties, which a sort need not keep)")
-            if ref_values is not None and trigger(values) in ("+inf", "-inf"):
+            if ref_values is not None and domain is None and trigger(values) in ("+inf", "-inf"):
                 def at_stand_ins(vals: dict[int, Any]) -> np.ndarray | None:
                     res = self._run(group, vals, [ref_member])
                     lv = leaves(res[0].value) if res[0].ok else []
@@ -319,8 +334,12 @@ class Triage:
             c = classify_value([out_leaf], 0, ref_leaf, arrays,
                                rerun_reference=rerun if has_sub else None, wide_reference=wide)
             cls_name, why = c.finding_class, c.why
-            if (has_sub and cls_name != FindingClass.SUBNORMAL and ref_values is None
-                    and ref_member is not None and ref_member != outlier):
+            if nan_split is not None and nan_split[1].any():
+                cls_name, why = FindingClass.VALIDATION, (
+                    f"returns a number where the reference returns NaN for an input outside the "
+                    f"documented domain ({domain.describe()}: {domain.reason})")
+            if (has_sub and cls_name not in (FindingClass.SUBNORMAL, FindingClass.VALIDATION)
+                    and ref_values is None and ref_member is not None and ref_member != outlier):
                 # the reference is a member in the input's precision (a majority, no float64
                 # evaluation): when the outlier on flushed inputs gives the reference's result,
                 # the reference's side flushes subnormals (XLA and TensorFlow outvoting numpy on

@@ -1,0 +1,82 @@
+"""Argument domains the documentation states (``triage.toml`` ``[[domain]]``).
+
+A percent point function takes a probability: scipy's ``uniform.ppf(-1.4e-45)`` is NaN, as its
+documentation says, where torch's ``Uniform.icdf`` computes a number and JAX, flushing the
+subnormal to -0, does too. Without the domain the majority blamed scipy. Where an input breaks a
+stated domain, NaN is the documented answer (:func:`broken_domain`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["Domain", "load_domains", "broken_domain"]
+
+
+@dataclass(frozen=True)
+class Domain:
+    """``low <= value <= high`` for the parameters ``params`` of groups whose canonical name ends
+    with ``suffix``; ``reason`` cites the documentation."""
+
+    suffix: str
+    params: tuple[str, ...]
+    low: float
+    high: float
+    reason: str
+
+    def slots(self, group: Any) -> set[int]:
+        """The group's slots passed as one of :attr:`params` (none unless its canonical name
+        ends with :attr:`suffix`)."""
+        if not str(getattr(group, "canonical", "") or "").endswith(self.suffix):
+            return set()
+        return {a.slot for m in group.members for a in m.plan.args + m.plan.init_args
+                if a.slot is not None and a.param in self.params}
+
+    def broken_by(self, value: Any) -> bool:
+        """Whether ``value`` (an array or a number) holds an element outside ``[low, high]``;
+        NaN breaks nothing (it is its own trigger)."""
+        if isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
+            with np.errstate(invalid="ignore"):
+                v = value.astype(np.float64)
+                return bool(np.any((v < self.low) | (v > self.high)))
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return not math.isnan(value) and not self.low <= value <= self.high
+        return False
+
+    def describe(self) -> str:
+        return f"{'/'.join(self.params)} in [{self.low:g}, {self.high:g}]"
+
+
+def load_domains(path: str | Path | None = None) -> tuple[Domain, ...]:
+    """``[[domain]]`` of ``triage.toml``.
+
+    Raises:
+        DataFileError: the file is unreadable or an entry lacks a field or has a wrong type.
+    """
+    from xamt.datafiles import read_toml
+    from xamt.errors import DataFileError
+
+    data, where, _ = read_toml("triage.toml", path)
+    out = []
+    for i, entry in enumerate(data.get("domain", [])):
+        try:
+            dom = Domain(suffix=str(entry["suffix"]), params=tuple(str(p) for p in entry["params"]),
+                         low=float(entry["low"]), high=float(entry["high"]), reason=str(entry["reason"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DataFileError(f"{where}: [[domain]] entry {i + 1}: {type(exc).__name__}: {exc}") from None
+        if not dom.suffix or not dom.params or not dom.low <= dom.high:
+            raise DataFileError(f"{where}: [[domain]] entry {i + 1} needs a suffix, params and low <= high")
+        out.append(dom)
+    return tuple(out)
+
+
+def broken_domain(domains: Sequence[Domain], group: Any, values: Mapping[int, Any]) -> Domain | None:
+    """The first of ``domains`` that an input of ``values`` breaks in ``group``, or None."""
+    for dom in domains:
+        if any(dom.broken_by(values.get(s)) for s in dom.slots(group) if s in values):
+            return dom
+    return None
