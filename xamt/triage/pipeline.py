@@ -338,8 +338,9 @@ class Triage:
                 cls_name, why = FindingClass.VALIDATION, (
                     f"returns a number where the reference returns NaN for an input outside the "
                     f"documented domain ({domain.describe()}: {domain.reason})")
-            if (has_sub and cls_name not in (FindingClass.SUBNORMAL, FindingClass.VALIDATION)
-                    and ref_values is None and ref_member is not None and ref_member != outlier):
+            if (has_sub and cls_name != FindingClass.SUBNORMAL and ref_values is None
+                    and ref_member is not None and ref_member != outlier
+                    and not (nan_split is not None and nan_split[1].any())):
                 # the reference is a member in the input's precision (a majority, no float64
                 # evaluation): when the outlier on flushed inputs gives the reference's result,
                 # the reference's side flushes subnormals (XLA and TensorFlow outvoting numpy on
