@@ -28,15 +28,18 @@ def test_the_numpy_like_library_still_comes_first(tmp_path):
     assert triage(tmp_path, adapters)._pivot_order(group, [0, 1]) == [1, 0]
 
 
+def _rejects(load, tmp_path, text, match):
+    """``load`` refuses a ``triage.toml`` holding ``text`` with a DataFileError matching ``match``."""
+    bad = tmp_path / "triage.toml"
+    bad.write_text(text)
+    with pytest.raises(DataFileError, match=match):
+        load(bad)
+
+
 def test_call_order_file_is_checked(tmp_path):
     assert load_call_order()[0] == "function"
-    bad = tmp_path / "triage.toml"
-    bad.write_text('[reference]\ncall_order = ["function", "jitted"]\n')
-    with pytest.raises(DataFileError, match="jitted"):
-        load_call_order(bad)
-    bad.write_text('[reference]\ncall_order = "function"\n')
-    with pytest.raises(DataFileError, match="list"):
-        load_call_order(bad)
+    _rejects(load_call_order, tmp_path, '[reference]\ncall_order = ["function", "jitted"]\n', "jitted")
+    _rejects(load_call_order, tmp_path, '[reference]\ncall_order = "function"\n', "list")
 
 
 def test_a_declared_original_is_the_reference_before_its_reimplementation(tmp_path):
@@ -1029,10 +1032,6 @@ def test_domains_load_from_triage_toml_and_a_broken_entry_says_where(tmp_path):
     ppf = next(d for d in load_domains() if d.suffix == "_ppf")
     assert ppf.broken_by(np.array([0.5, -1e-45])) and ppf.broken_by(1.5)
     assert not ppf.broken_by(np.array([0.0, 1.0, np.nan])) and not ppf.broken_by(np.array([1, 0], np.int32))
-    bad = tmp_path / "triage.toml"
-    bad.write_text('[[domain]]\nsuffix = "_ppf"\nparams = ["q"]\nlow = 1.0\nhigh = 0.0\nreason = "x"\n')
-    with pytest.raises(DataFileError, match="low <= high"):
-        load_domains(bad)
-    bad.write_text('[[domain]]\nsuffix = "_ppf"\n')
-    with pytest.raises(DataFileError, match="entry 1"):
-        load_domains(bad)
+    _rejects(load_domains, tmp_path,
+             '[[domain]]\nsuffix = "_ppf"\nparams = ["q"]\nlow = 1.0\nhigh = 0.0\nreason = "x"\n', "low <= high")
+    _rejects(load_domains, tmp_path, '[[domain]]\nsuffix = "_ppf"\n', "entry 1")
