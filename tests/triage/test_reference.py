@@ -1035,3 +1035,18 @@ def test_domains_load_from_triage_toml_and_a_broken_entry_says_where(tmp_path):
     _rejects(load_domains, tmp_path,
              '[[domain]]\nsuffix = "_ppf"\nparams = ["q"]\nlow = 1.0\nhigh = 0.0\nreason = "x"\n', "low <= high")
     _rejects(load_domains, tmp_path, '[[domain]]\nsuffix = "_ppf"\n', "entry 1")
+
+
+def test_members_whose_result_is_the_outlier_s_are_told_apart(tmp_path, monkeypatch):
+    """jax.scipy.special.zeta returned lax.zeta's NaN and was listed beside the reference; the
+    record marks such members (``same_as_outlier``)."""
+    import numpy as np
+
+    from xamt.exec.group import MemberResult
+
+    t, group, _, _ = _three(tmp_path, monkeypatch, "zeta", lambda m, x: x)
+    nan, one = np.array([np.nan, 1.0], np.float32), np.array([2.0, 1.0], np.float32)
+    results = [MemberResult("ok", value=one), MemberResult("ok", value=nan.copy()), MemberResult("ok", value=nan)]
+    assert t._alike(group, {0: one}, [0, 1, 2], results, 2) == {1}
+    results[1] = MemberResult("raised", error_type="ValueError")
+    assert t._alike(group, {0: one}, [0, 1, 2], results, 2) == set()

@@ -542,6 +542,9 @@ class Triage:
             summary = {**summary, "policy": {"name": policy.name, "reason": policy.reason,
                                              "class": cls_name.value}}
             cls_name = FindingClass.POLICY
+        # members whose result is the outlier's: the record must not list them with the
+        # reference's side (JAX's scipy.special.zeta NaN beside the blamed lax.zeta)
+        alike = self._alike(group, values, members, results, outlier) if expect == "value" else set()
         # the root cause: the refusal rule, the policy, or the kind of input value behind it
         # (a status candidate's signature is its refusal rule; a value candidate's, the input's)
         rule = cand.signature if cand.kind in (SignalKind.STATUS, "status") else ""
@@ -564,6 +567,7 @@ class Triage:
                       "status": r.status, "error_type": r.error_type,
                       "error_message": (r.error_message or "")[:500] or None,
                       "outlier": m == outlier,
+                      **({"same_as_outlier": True} if m in alike else {}),
                       **({"device": group.members[m].device} if group.members[m].device else {})}
                      for m, r in zip(members, results)],
             summary={**summary, **({"relation_score": score} if score is not None else {}),
@@ -668,6 +672,16 @@ class Triage:
               "error_type": r.error_type, "error_message": r.error_message}
              for r in results])
         return TriageOutcome(finding, inputs_blob, outputs_blob)
+
+    def _alike(self, group: Any, values: Mapping[int, Any], members: Sequence[int],
+               results: Sequence[MemberResult], outlier: int) -> set[int]:
+        """The members (other than ``outlier``) whose result agrees with the outlier's."""
+        by_member = dict(zip(members, results))
+        out = by_member.get(outlier)
+        if out is None or not out.ok:
+            return set()
+        test, dtypes = self._agreement(group), input_dtypes(values)
+        return {m for m, r in by_member.items() if m != outlier and r.ok and test.pair(out.value, r.value, dtypes)}
 
     def _fitting(self, group: Any, outlier: int, members: Sequence[int]) -> list[int]:
         """The members a reproducer of ``outlier`` can run in its process (:func:`compatible`)."""
