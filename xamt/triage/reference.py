@@ -476,13 +476,34 @@ def _with_probe(values: Mapping[int, Any], p: float) -> dict[int, Any]:
     return out
 
 
-def _limit(main: np.ndarray, offs: np.ndarray) -> float | None | str:
+def _tends_to(main: np.ndarray, v: float) -> bool:
+    """Whether the values at growing stand-ins ``main`` approach the finite number ``v``: the last
+    is within 1e-2 of it (relative above 1) and no farther than the first. Bessel's y0 tends to
+    0 while changing sign, too slowly for the values to settle."""
+    if not math.isfinite(v):
+        return False
+    gap = np.abs(main - v)
+    return bool(gap[-1] <= 1e-2 * max(1.0, abs(v)) and gap[-1] <= gap[0])
+
+
+def _limit(main: np.ndarray, offs: np.ndarray, ref_v: float, out_v: float) -> float | None | str:
     """The limit of one element's values at growing stand-ins ``main`` (and ``offs``, the
     smaller ones a fraction further): a number, ±inf, None where there is none (NaN on the way,
     a change of sign, a magnitude that goes up and down), or ``"unknown"`` (a magnitude that
-    shrinks without settling: 1/log(x) tends to 0 too slowly to tell)."""
-    if np.isnan(main).any() or np.isnan(offs).any():
+    shrinks without settling: 1/log(x) tends to 0 too slowly to tell). ``ref_v`` and ``out_v``:
+    the two sides' results at the infinity, a limit either may be tending to. A NaN at the
+    largest stand-ins only (1e12, 1e16: float64 special functions give up there, scipy's y0
+    among them) ends the sequence instead."""
+    bad = np.flatnonzero(np.isnan(main))
+    if bad.size:
+        if bad[0] < 3:
+            return None
+        main = main[:bad[0]]
+    if np.isnan(offs).any():
         return None
+    for v in (ref_v, out_v):
+        if _tends_to(main, v):
+            return v
     last, prev = main[-1], main[-2]
     if np.isfinite(last) and np.isfinite(prev) and abs(last - prev) <= 1e-6 * max(1.0, abs(last)):
         return float(last)
@@ -522,13 +543,13 @@ def limit_at_infinity(run: Callable[[dict[int, Any]], np.ndarray | None], values
     m, o = np.stack(main), np.stack(offs)
     sides = set()
     for e in range(m.shape[1]):
-        lim = _limit(m[:, e], o[:, e])
+        ref_v, out_v = float(ref_leaf[odd][e]), float(out_leaf[odd][e])
+        lim = _limit(m[:, e], o[:, e], ref_v, out_v)
         if lim is None:
             sides.add("none")
             continue
         if lim == "unknown":
             return "unknown"
-        ref_v, out_v = float(ref_leaf[odd][e]), float(out_leaf[odd][e])
         near = lambda v: v == lim or (math.isfinite(lim) and math.isfinite(v)  # noqa: E731
                                       and abs(v - lim) <= 1e-3 * abs(lim) + 1e-6)
         sides.add("reference" if near(ref_v) else "outlier" if near(out_v) else "unknown")
