@@ -137,6 +137,13 @@ class Triage:
                                           repeat=repeat)])[0]
         return run.results
 
+    def _leaf_on(self, group: Any, values: Mapping[int, Any], member: int, leaf: int) -> np.ndarray | None:
+        """Leaf ``leaf`` of ``member``'s output on ``values``, or None when it does not return an
+        array there."""
+        res = self._run(group, values, [member])
+        lv = leaves(res[0].value) if res[0].ok else []
+        return lv[leaf] if leaf < len(lv) and isinstance(lv[leaf], np.ndarray) else None
+
     def _bounded(self, still_fails: Callable[[dict[int, Any]], bool]) -> Callable[[dict[int, Any]], bool]:
         """``still_fails`` that answers False, without running anything, once the deadline has
         passed: the minimiser then keeps the smallest input found so far."""
@@ -180,9 +187,7 @@ class Triage:
         a comparable leaf there."""
         def move(seed: int, scale: float) -> np.ndarray | None:
             rng = np.random.Generator(np.random.PCG64([0xC0D1, seed]))  # the same signs per draw
-            res = self._run(group, perturbed(values, ref_values, rng, scale), [ref_member])
-            lv = leaves(res[0].value) if res[0].ok else []
-            moved = lv[leaf] if leaf < len(lv) and isinstance(lv[leaf], np.ndarray) else None
+            moved = self._leaf_on(group, perturbed(values, ref_values, rng, scale), ref_member, leaf)
             return element_moves(moved, ref_leaf) if moved is not None else None
 
         noise = np.zeros(ref_leaf.shape)
@@ -274,12 +279,13 @@ class Triage:
         # an input outside a documented domain: NaN is the answer there (scipy's uniform.ppf of
         # a negative q was blamed by a majority computing a number)
         domain = broken_domain(self.domains, group, values) if arrays_compared else None
-        nan_split = None
+        accepts = False  # the outlier returns a number where the reference's NaN is documented
         if (domain is not None and out_leaf.shape == ref_leaf.shape and out_leaf.dtype.kind in "fc"
                 and ref_leaf.dtype.kind in "fc"):
             with np.errstate(invalid="ignore"):
-                nan_split = (np.isnan(out_leaf) & ~np.isnan(ref_leaf), ~np.isnan(out_leaf) & np.isnan(ref_leaf))
-            if nan_split[0].any() and not nan_split[1].any():
+                refuses = bool((np.isnan(out_leaf) & ~np.isnan(ref_leaf)).any())
+                accepts = bool((~np.isnan(out_leaf) & np.isnan(ref_leaf)).any())
+            if refuses and not accepts:
                 return TriageOutcome(None, dropped=(
                     f"the input is outside the documented domain ({domain.describe()}: "
                     f"{domain.reason}): the outlier's NaN is the documented answer"))
@@ -291,11 +297,8 @@ class Triage:
                 return TriageOutcome(None, dropped="indices differ only among equal values (the "
                                                    "order of ties, which a sort need not keep)")
             if ref_values is not None and domain is None and trigger(values) in ("+inf", "-inf"):
-                def at_stand_ins(vals: dict[int, Any]) -> np.ndarray | None:
-                    res = self._run(group, vals, [ref_member])
-                    lv = leaves(res[0].value) if res[0].ok else []
-                    return lv[leaf] if leaf < len(lv) and isinstance(lv[leaf], np.ndarray) else None
-                side = limit_at_infinity(at_stand_ins, ref_values, ref_leaf, out_leaf)
+                side = limit_at_infinity(lambda vals: self._leaf_on(group, vals, ref_member, leaf),
+                                         ref_values, ref_leaf, out_leaf)
                 if side == "none":
                     return TriageOutcome(None, dropped=(
                         "no limit at the infinite input: the float64 reference at growing finite "
@@ -328,27 +331,22 @@ class Triage:
             wide = None
             widened = widen_integers(values) if out_leaf.dtype.kind in "iu" else None
             if widened is not None:
-                res = self._run(group, widened, [ref_member])
-                lv = leaves(res[0].value) if res[0].ok else []
-                wide = lv[leaf] if leaf < len(lv) and isinstance(lv[leaf], np.ndarray) else None
+                wide = self._leaf_on(group, widened, ref_member, leaf)
             c = classify_value([out_leaf], 0, ref_leaf, arrays,
                                rerun_reference=rerun if has_sub else None, wide_reference=wide)
             cls_name, why = c.finding_class, c.why
-            if nan_split is not None and nan_split[1].any():
+            if accepts:
                 cls_name, why = FindingClass.VALIDATION, (
                     f"returns a number where the reference returns NaN for an input outside the "
                     f"documented domain ({domain.describe()}: {domain.reason})")
             if (has_sub and cls_name != FindingClass.SUBNORMAL and ref_values is None
-                    and ref_member is not None and ref_member != outlier
-                    and not (nan_split is not None and nan_split[1].any())):
+                    and ref_member is not None and ref_member != outlier and not accepts):
                 # the reference is a member in the input's precision (a majority, no float64
                 # evaluation): when the outlier on flushed inputs gives the reference's result,
                 # the reference's side flushes subnormals (XLA and TensorFlow outvoting numpy on
                 # nanprod([-1e-45, -inf]): NaN from 0 * inf) and the member that keeps them is
                 # right; the flushing one is the outlier
-                res = self._run(group, {**values, **flush_subnormals(arrays)}, [outlier])
-                lv = leaves(res[0].value) if res[0].ok else []
-                own = lv[leaf] if leaf < len(lv) and isinstance(lv[leaf], np.ndarray) else None
+                own = self._leaf_on(group, {**values, **flush_subnormals(arrays)}, outlier, leaf)
                 if (own is not None and own.shape == ref_leaf.shape
                         and compare_group([ref_leaf, own], reference=0, tol=own_tol).values_agree):
                     outlier, ref_member = ref_member, outlier
@@ -362,9 +360,7 @@ class Triage:
                 # the outlier itself on the float64 inputs: when it then agrees with the
                 # reference, its lower-precision evaluation is what lost the result (a float32
                 # intermediate overflowing or underflowing), not its method
-                res = self._run(group, ref_values, [outlier])
-                lv = leaves(res[0].value) if res[0].ok else []
-                own = lv[leaf] if leaf < len(lv) and isinstance(lv[leaf], np.ndarray) else None
+                own = self._leaf_on(group, ref_values, outlier, leaf)
                 if own is not None and own.shape == ref_leaf.shape and compare_group(
                         [ref_leaf, own], reference=0, tol=LOOSE_TOLERANCE).values_agree:
                     cls_name = FindingClass.PRECISION

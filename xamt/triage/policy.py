@@ -103,10 +103,6 @@ class Policies:
             precondition, relation, shared)), None)
 
 
-#: the largest integer each float narrower than float64 holds exactly (2 ** (mantissa bits + 1))
-_EXACT_INTEGERS = {"float16": 2**11, "bfloat16": 2**8, "float32": 2**24, "complex64": 2**24}
-
-
 def narrowed(inputs: Iterable[np.dtype], outputs: Iterable[np.dtype], values: Iterable[Any] = ()) -> bool:
     """Whether a 32-bit computation could not hold what it was given: some output is a narrower
     integer or float than the widest input of its kind (int64 in, int32 out), or an integer
@@ -116,9 +112,15 @@ def narrowed(inputs: Iterable[np.dtype], outputs: Iterable[np.dtype], values: It
     integers only (JAX's cholesky of a uint32 matrix of 4e9 entries computes in float32, where
     numpy's promotion gives float64)."""
     inputs, outputs = list(inputs), list(outputs)
-    # integers only in, a narrow float out: the computation converted the integers to that float
-    exact = None if any(dt.kind in "fc" for dt in inputs) else min(
-        (_EXACT_INTEGERS[dt.name] for dt in outputs if dt.name in _EXACT_INTEGERS), default=None)
+    # integers only in, a narrow float out: the computation converted the integers to that
+    # float, which holds integers exactly up to 2 ** (its mantissa bits + 1)
+    narrow = [np.empty(0, dt).real.dtype for dt in outputs if dt.kind in "fc" or dt.name == "bfloat16"]
+    narrow = [dt for dt in narrow if dt.itemsize < 8]
+    exact = None
+    if narrow and not any(dt.kind in "fc" or dt.name == "bfloat16" for dt in inputs):
+        import ml_dtypes  # its finfo knows bfloat16 as well as numpy's floats
+
+        exact = min(2 ** (ml_dtypes.finfo(dt).nmant + 1) for dt in narrow)
     for v in values:
         if isinstance(v, np.ndarray) and v.dtype.kind in "iu" and v.size:
             if v.dtype.itemsize > 4 and (int(v.min()) < -2**31 or int(v.max()) >= 2**32

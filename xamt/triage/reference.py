@@ -464,15 +464,23 @@ LIMIT_PROBES = (1e4, 1e6, 1e8, 1e12, 1e16)
 _PROBE_OFFSET = 0.3
 
 
+def _infinite(v: Any) -> bool:
+    """Whether a slot value (a float array or a Python float) holds ±inf."""
+    if isinstance(v, np.ndarray):
+        return v.dtype.kind == "f" and bool(np.isinf(v).any())
+    return isinstance(v, float) and math.isinf(v)
+
+
 def _with_probe(values: Mapping[int, Any], p: float) -> dict[int, Any]:
+    """``values`` with each infinity replaced by ``p`` of its sign."""
     out: dict[int, Any] = {}
     for s, v in values.items():
-        if isinstance(v, np.ndarray) and v.dtype.kind == "f" and np.isinf(v).any():
-            out[s] = np.where(np.isinf(v), np.sign(v) * p, v).astype(v.dtype)
-        elif isinstance(v, float) and math.isinf(v):
-            out[s] = math.copysign(p, v)
-        else:
+        if not _infinite(v):
             out[s] = v
+        elif isinstance(v, np.ndarray):
+            out[s] = np.where(np.isinf(v), np.sign(v) * p, v).astype(v.dtype)
+        else:
+            out[s] = math.copysign(p, v)
     return out
 
 
@@ -531,7 +539,7 @@ def limit_at_infinity(run: Callable[[dict[int, Any]], np.ndarray | None], values
         return "unknown"
     with np.errstate(all="ignore"):
         odd = np.isnan(out_leaf) != np.isnan(ref_leaf)
-    if not odd.any() or all(_with_probe({0: v}, 1.0)[0] is v for v in values.values()):
+    if not odd.any() or not any(_infinite(v) for v in values.values()):
         return "unknown"
     main, offs = [], []
     for i, p in enumerate(LIMIT_PROBES):
@@ -579,6 +587,7 @@ def referee_index(groups: Iterable[Any]) -> dict[tuple[str, str], list[Referee]]
 
 
 def _same_literal(a: Any, b: Any) -> bool:
+    """Whether two fixed plan values (numbers, strings, lists) are the same, type included."""
     try:
         return bool(a == b) and type(a) is type(b)
     except (TypeError, ValueError):  # arrays: an ambiguous truth value
@@ -692,8 +701,8 @@ class ReferenceChooser:
                     continue
                 judges = [v for v, f in zip(voters, flags) if f]
                 verdict = got[judges[0]]
-                side = [x for x in self.pivot_order(group, ok)
-                        if test.pair(verdict, outputs[x], input_dtypes(values))]
+                own_dtypes = input_dtypes(values)
+                side = [x for x in self.pivot_order(group, ok) if test.pair(verdict, outputs[x], own_dtypes)]
                 if side and len(side) < len(ok):
                     names = ", ".join(ref.group.members[j].qualname for j in judges)
                     return side[0], f"{group.members[side[0]].qualname} (agrees with {names} on the same call)"
