@@ -186,6 +186,7 @@ def test_a_member_that_keeps_killing_workers_is_left_out_and_its_group_goes_on(t
     c, its = _aborting_campaign(tmp_path / "quarantine", monkeypatch, "t:negative3",
                                 ["numpy:negative", "numpy:negative"])
     assert c.settings["quarantined"] == {"t:negative3": [2]}
+    assert c.settings["schedule"]["forgiven"] == 1
     # the API is still known as one that kills workers, but its group no longer runs apart
     assert c.settings["isolated"] == {"apis": ["numpy:tests.fuzz.fakelib.negative_abort_on_inf"], "groups": 0}
     deaths = c.settings["pool"].get("deaths", 0) + c.settings["pool"].get("isolation", {}).get("deaths", 0)
@@ -199,6 +200,8 @@ def test_a_pair_whose_member_keeps_dying_stops_drawing_the_values_it_dies_on(tmp
     assert c.settings["quarantined"] == {}
     avoided = c.settings["schedule"]["avoided"]["t:negative2"]
     assert avoided and set(avoided) <= set(load_settings().cycle), avoided
+    # each regime newly avoided, with another left, cleared what the pair was charged
+    assert 1 <= c.settings["schedule"]["forgiven"] <= len(avoided)
     deaths = c.settings["pool"].get("deaths", 0) + c.settings["pool"].get("isolation", {}).get("deaths", 0)
     # the pool also counts deaths of iterations still in flight when the budget ended
     assert 0 <= deaths - dict(c.settings["deaths_by_group"])["t:negative2"] <= 8

@@ -266,16 +266,18 @@ def _ops_drawn(sched, search, n):
 def test_a_group_stops_drawing_a_regime_it_was_told_to_avoid_and_a_first_call_that_died_is_charged_the_timeout():
     sched, search, ops = make([group("a")])
     cycle = sched.settings.cycle
-    sched.avoid("a", "structural")  # no regime: nothing changes
-    sched.avoid("a", f"values:{cycle[1]}")
-    sched.avoid("a", f"values:{cycle[2]}")
+    assert not sched.avoid("a", "structural")  # no regime: nothing changes
+    assert sched.avoid("a", f"values:{cycle[1]}")  # newly avoided, others left: forgivable
+    assert not sched.avoid("a", f"values:{cycle[1]}")  # once per regime
+    assert sched.avoid("a", f"values:{cycle[2]}")
     seen = _ops_drawn(sched, search, 200)
     assert f"values:{cycle[1]}" not in seen and f"values:{cycle[2]}" not in seen
     assert {f"values:{r}" for r in cycle} - {f"values:{cycle[1]}", f"values:{cycle[2]}"} <= seen
     assert sched.summary()["avoided"] == {"a": sorted({cycle[1], cycle[2]})}
-    # every regime avoided: the cycle as it is
-    for r in cycle:
-        sched.avoid("a", f"values:{r}")
+    # every regime avoided: the cycle as it is, and the last one avoided is not forgivable
+    last = [sched.avoid("a", f"values:{r}") for r in dict.fromkeys(cycle)
+            if r not in {cycle[1], cycle[2]}]
+    assert last[-1] is False and all(last[:-1])
     assert len(_ops_drawn(sched, search, 50) & {f"values:{r}" for r in cycle}) >= 3
     # a first call that died in the slow lane is charged at most the campaign's timeout
     sched2, _, _ = make([group("b", first_call=1.0)], timeout=10.0)

@@ -601,7 +601,8 @@ class _Fuzzer:
         triaged already (two per cause), and a member that hangs or crashes on many inputs would
         otherwise hold back the rest of its group (the cap) or fill the isolation worker. One
         that cannot be left out (its group would keep one member) makes its group avoid the
-        value regime of ``op``, the iteration it died in (:meth:`Schedule.avoid`)."""
+        value regime of ``op``, the iteration it died in (:meth:`Schedule.avoid`), and clears
+        the group's charges while it still draws another regime."""
         limit = self.settings.quarantine_after
         if not limit:
             return
@@ -615,9 +616,10 @@ class _Fuzzer:
                 continue
             if len(run.group.members) - len(out) <= 2:
                 # it cannot be left out (two members are the least to compare): the group stops
-                # drawing the kind of values it died on
-                if self.schedule is not None:
-                    self.schedule.avoid(key, op)
+                # drawing the kind of values it died on, and what it paid to learn them (hangs of
+                # seconds each, a JAX special function's series) no longer holds it at its cap
+                if self.schedule is not None and self.schedule.avoid(key, op):
+                    self.schedule.forgive(key)
                 continue
             self.quarantined[key] = out | {mi}
             member = run.group.members[mi]

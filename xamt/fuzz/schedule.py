@@ -34,8 +34,10 @@ campaign's time with that ranking under these rules, all the same for every grou
   while at least two others remain (the campaign does it; its deaths are triaged already), and
   what the group was charged is cleared (:meth:`Schedule.forgive`): the rest of the group is
   fuzzed at the rate of its own calls. Where only two members would remain, the group stops
-  drawing the value regime its member died in (:meth:`Schedule.avoid`), and an input that
-  killed a worker is never a parent.
+  drawing the value regime its member died in (:meth:`Schedule.avoid`) and, while it still
+  draws another, its charges are cleared the same way (the deaths spent learning which values
+  kill would otherwise hold it below the floor); an input that killed a worker is never a
+  parent.
 - **Groups that compile stay on their worker.** A group's iterations run on the worker that
   ran its last ones (sandbox affinity), where its compiled programs are, while its calls
   compile anything (a compiled member; JAX's eager operations); one whose last run at a new
@@ -252,6 +254,8 @@ class Schedule:
         self._compiles: dict[Hashable, bool] = {}
         #: per group, value regimes it no longer draws (see :meth:`avoid`)
         self._avoided: dict[Hashable, set[str]] = {}
+        #: times a group's charges were cleared (:meth:`forgive`)
+        self.forgiven = 0
         # every group walks the value cycle from an offset of its own
         self._phase = {k: int(self.rng.integers(len(settings.cycle))) for k in groups}
         for k, g in groups.items():
@@ -608,20 +612,31 @@ class Schedule:
         if rate is not None:
             self._rate = rate
 
-    def avoid(self, key: Hashable, op: str) -> None:
+    def avoid(self, key: Hashable, op: str) -> bool:
         """``key`` stops drawing the value regime of ``op`` (``values:<regime>``; structural
         changes have none): a member it cannot leave out keeps dying on such values (JAX's
         hyp1f1 series looping on huge arguments against scipy's), each death costs seconds and
         the worker's compiled programs, and its deaths are triaged already. The group is
-        fuzzed on the other regimes, and all of them again if every one was avoided."""
-        if op.startswith("values:"):
-            self._avoided.setdefault(key, set()).add(op.split(":", 1)[1])
+        fuzzed on the other regimes, and all of them again if every one was avoided.
+
+        Returns whether a regime was newly avoided while another is still drawn: what the
+        group runs from now on no longer holds the values it died on, so the caller may clear
+        its charges (:meth:`forgive`), at most once per regime."""
+        if not op.startswith("values:"):
+            return False
+        regime = op.split(":", 1)[1]
+        avoided = self._avoided.setdefault(key, set())
+        if regime in avoided:
+            return False
+        avoided.add(regime)
+        return bool(set(self.settings.cycle) - avoided)
 
     def forgive(self, key: Hashable) -> None:
         """Clear what ``key`` was charged against its cap (and let it back in): the member that
         cost it was left out (quarantined), so what runs from now on is another, cheaper group."""
         self._charged_total -= self.charged[key]
         self.charged[key] = 0.0
+        self.forgiven += 1
         if key in self.capped:
             self.capped.discard(key)
             self._open_keys = None
@@ -634,7 +649,8 @@ class Schedule:
             "compiled_s": round(self.spent[_COMPILED], 3), "eager_s": round(self.spent[_EAGER], 3),
             "fast_lane_s": round(self._charged_total, 3),
             "slow_in_flight": self.slow_inflight, "floor_deficit": self.floor_deficit, "moves": self.moves,
-            "floor_left": len(self._floor), "capped": len(self.capped), "cold_floor": len(self._cold_floor)}
+            "floor_left": len(self._floor), "capped": len(self.capped), "cold_floor": len(self._cold_floor),
+            "forgiven": self.forgiven}
         if detail:
             out["floor_short"] = self.floor_short()
             out["avoided"] = {str(k): sorted(v) for k, v in sorted(self._avoided.items(), key=lambda kv: str(kv[0]))}
