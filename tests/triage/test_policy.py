@@ -171,3 +171,16 @@ def test_an_inferred_relation_parting_on_a_special_value_is_a_policy():
                    group=cross) is None
     assert p.match(FindingClass.CRASH, library="tensorflow", computation="float32", trigger="nan",
                    group=inferred) is None
+
+
+def test_jax_accepting_a_value_others_refuse_is_its_documented_lack_of_value_checks():
+    p = load_policies()
+    generic = NS(category="random", canonical="chisquare")
+    pol = p.match(FindingClass.VALIDATION, library="jax", computation="float32", trigger="-inf",
+                  group=generic)
+    assert pol is not None and pol.name == "no checks on values in traced code" and "checkify" in pol.reason
+    # another library accepting it, or JAX refusing, crashing or computing a wrong number: bugs
+    assert p.match(FindingClass.VALIDATION, library="torch", computation="float32", trigger="-inf",
+                   group=generic) is None
+    for cls in (FindingClass.STATUS, FindingClass.CRASH, FindingClass.VALUE, FindingClass.NAN):
+        assert p.match(cls, library="jax", computation="float32", trigger="ordinary", group=generic) is None
