@@ -153,3 +153,50 @@ def test_a_sticky_items_tasks_carry_its_groups_affinity_and_others_none(pool, ad
     assert ex._task([], {}, {}, 1.0, g, None).affinity == "x:sum/reduction"
     assert ex._task([], {}, {}, 1.0, g, None, sticky=False).affinity is None
     assert ExecItem(g, None).sticky
+
+
+def _ftz_ok() -> str | None:
+    """Why the flush-to-zero mode cannot be set here, or None."""
+    from xamt.exec.fpmode import FloatModeUnavailable, flushing_subnormals
+
+    try:
+        with flushing_subnormals():
+            pass
+    except FloatModeUnavailable as exc:
+        return str(exc)
+    return None
+
+
+def test_the_flush_to_zero_mode_flushes_inside_and_is_restored_after_even_on_error():
+    why = _ftz_ok()
+    if why:
+        pytest.skip(why)
+    from xamt.exec.fpmode import flushing_subnormals
+
+    x = np.array([2.0 ** -126, 3.0], np.float32)
+    half = np.float32(0.5)
+    with flushing_subnormals():
+        assert (x * half)[0] == 0.0  # FTZ: a subnormal result is 0
+        assert (np.array([2.0 ** -130], np.float32) + np.float32(0))[0] == 0.0  # DAZ: read as 0
+    assert (x * half)[0] == np.float32(2.0 ** -127)
+    with pytest.raises(KeyError):
+        with flushing_subnormals():
+            raise KeyError("inside")
+    assert (x * half)[0] == np.float32(2.0 ** -127)
+
+
+def test_an_item_run_flushing_subnormals_is_a_call_of_its_own(pool, adapters):
+    why = _ftz_ok()
+    if why:
+        pytest.skip(why)
+    m = member("numpy", "numpy.multiply", "numpy:multiply", [(0, "x", 0, None, True), (1, "y", 1, None, True)])
+    g = group("x:multiply/generic", [m, m], [(0, "x", "tensor"), (1, "y", "tensor")])
+    values = {0: np.array([2.0 ** -126, 3.0], np.float32), 1: np.array([0.5, 0.5], np.float32)}
+    ex = GroupExecutor(pool, adapters, timeout=10, memo=True)
+    plain, flushed, again = ex.run([ExecItem(g, values, members=[0]),
+                                    ExecItem(g, values, members=[0], flush_subnormals=True),
+                                    ExecItem(g, values, members=[0])])
+    assert plain.results[0].value[0] == np.float32(2.0 ** -127)
+    assert flushed.results[0].value[0] == 0.0 and flushed.results[0].value[1] == 1.5
+    # the memo keeps the two apart, and the worker's mode was restored after the flushed call
+    assert again.results[0].value[0] == np.float32(2.0 ** -127)

@@ -617,11 +617,12 @@ def test_an_edge_input_that_no_library_evaluates_in_its_dtype_is_at_the_edge():
     assert not Triage._edge(small, outputs, [0, 1], 0, ref, {0: small[0].astype(np.float64)}, out, group)
 
 
-def _three(tmp_path, monkeypatch, api, compute):
+def _three(tmp_path, monkeypatch, api, compute, flushing=None):
     """A triage of a group of numpy's member 0 and two other libraries' members 1 and 2 (named
-    ``<library>.<api>``), ``compute(member, x)`` standing in for the calls. Filing is captured
-    (class, outlier, reference member, shared-loss evidence) instead of writing a reproducer.
-    Returns (triage, group, executor, captured)."""
+    ``<library>.<api>``), ``compute(member, x)`` standing in for the calls (``flushing(member,
+    x)`` for calls run with the CPU flushing subnormals; ``compute`` when None). Filing is
+    captured (class, outlier, reference member, shared-loss evidence) instead of writing a
+    reproducer. Returns (triage, group, executor, captured)."""
     import numpy as np
 
     from xamt.exec.group import MemberResult
@@ -639,8 +640,17 @@ def _three(tmp_path, monkeypatch, api, compute):
             return MemberResult("raised", error_type="ValueError", error_message=str(exc))
 
     class Executor:
+        flushed_calls = []
+
         def run(self, items):
-            return [NS(results=[call(m, np.asarray(it.input[0])) for m in it.members]) for it in items]
+            out = []
+            for it in items:
+                flush = getattr(it, "flush_subnormals", False) and flushing is not None
+                if flush:
+                    self.flushed_calls.append(list(it.members))
+                out.append(NS(results=[MemberResult("ok", value=flushing(m, np.asarray(it.input[0]))) if flush
+                                       else call(m, np.asarray(it.input[0])) for m in it.members]))
+            return out
 
     t = Triage(executor=Executor(), adapters={"numpy": NS(pivot_rank=0), "fake": NS(pivot_rank=50),
                                               "other": NS(pivot_rank=60)},
@@ -745,6 +755,39 @@ def test_a_majority_that_flushes_subnormals_is_the_outlier_not_the_member_that_k
     first, _ = _process(t, group, executor, {0: np.array([-1.4e-45, 1.0, -np.inf, 1.0], np.float32)}, 0)
     assert np.isinf(first[0].value) and np.isnan(first[1].value)
     assert seen["outlier"] == 1 and seen["ref"] == 0 and seen["cls"] == FindingClass.SUBNORMAL, seen
+
+
+def test_a_subnormal_intermediate_the_outlier_flushes_is_told_by_running_a_reference_member_flushing(
+        tmp_path, monkeypatch):
+    """No input is subnormal, but x * 2**-130 is: member 2 (XLA-like) flushes it and returns 0,
+    which float64 would not show (2**-130 is normal there). A member of the reference's side
+    run with the CPU flushing gives 0 too: class subnormal. Where the flushed run still gives
+    the reference's result, the finding stays a value finding."""
+    import numpy as np
+
+    from xamt.findings import FindingClass
+
+    def honest(m, x):
+        lo, hi = x.dtype.type(2.0 ** -65), x.dtype.type(2.0 ** 65)
+        return np.asarray(x * lo * lo * hi * hi)
+
+    def flushing(m, x):
+        return np.zeros_like(x)
+
+    values = {0: np.array([1.0, 2.0, 3.0], np.float32)}
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "scaled",
+                                      lambda m, x: flushing(m, x) if m == 2 and x.dtype == np.float32 else honest(m, x),
+                                      flushing=flushing)
+    _, out = _process(t, group, executor, values, 2)
+    assert seen.get("outlier") == 2 and seen.get("cls") == FindingClass.SUBNORMAL, (out.dropped, seen)
+    # the outlier's own library is never the one run flushing, and one member answered
+    assert executor.flushed_calls and all(2 not in ms for ms in executor.flushed_calls)
+    # a wrong result that flushing does not explain
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "scaled",
+                                      lambda m, x: np.asarray(x + 1) if m == 2 else honest(m, x),
+                                      flushing=honest)
+    _, out = _process(t, group, executor, values, 2)
+    assert seen.get("outlier") == 2 and seen.get("cls") == FindingClass.VALUE, (out.dropped, seen)
 
 
 def test_a_precision_loss_another_implementation_shares_is_the_dtypes_rounding(tmp_path, monkeypatch):

@@ -136,6 +136,8 @@ class ExecItem:
     #: its compiled programs are; False: to any free worker (a group whose calls compile
     #: nothing loses nothing elsewhere, and a worker that would idle takes it)
     sticky: bool = True
+    #: each call runs with the CPU flushing subnormals to zero (:mod:`xamt.exec.fpmode`)
+    flush_subnormals: bool = False
 
 
 @dataclass
@@ -296,7 +298,8 @@ class GroupExecutor:
                     results[k] = MemberResult("skipped", error_message=why)
                     continue
                 if self.memo is not None:
-                    key = call_key(member, values, extra=(item.repeat, norm))
+                    # flushed calls apart (the plain calls' keys as they were)
+                    key = call_key(member, values, extra=(item.repeat, norm) + (("ftz",) if item.flush_subnormals else ()))
                     if key is not None:
                         hit = self.memo.get(key)
                         if hit is not None:
@@ -313,6 +316,8 @@ class GroupExecutor:
             for runtime, part in parts.items():
                 specs = [list(self.spec(item.group.members[members[k]])) for k in part]
                 options = {"repeat": item.repeat, "normalise": norm}
+                if item.flush_subnormals:
+                    options["flush_subnormals"] = True
                 if self.clocks:
                     options["clocks"] = self.clocks
                 limits = [self._limit(item, item.group.members[members[k]]) for k in part]

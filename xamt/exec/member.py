@@ -335,9 +335,10 @@ def run_members(members: Sequence[Sequence[Any]], values: Mapping[int, Any],
     ``members`` are ``[member_id, spec_bytes]`` pairs (``xamt.exec.group.member_spec``);
     ``values`` maps slot index → materialised value; ``options``: ``repeat`` (call each member
     that many times on fresh conversions; a differing result marks it nondeterministic) and
-    ``normalise`` (the group's normaliser name) and ``clocks`` (``compile_clock_ref`` s of the
+    ``normalise`` (the group's normaliser name), ``clocks`` (``compile_clock_ref`` s of the
     adapters: each result but a skip then ends with the seconds the libraries spent compiling
-    during that call). Results: ``["ok", output, nondeterministic, seconds]``, ``["raised",
+    during that call) and ``flush_subnormals`` (each call runs with the CPU flushing subnormals
+    to zero, :mod:`xamt.exec.fpmode`; a skip where that cannot be set). Results: ``["ok", output, nondeterministic, seconds]``, ``["raised",
     error_type, message, status, seconds]``, ``["unserializable", why, seconds]`` or
     ``["skipped", why]``.
     """
@@ -347,10 +348,14 @@ def run_members(members: Sequence[Sequence[Any]], values: Mapping[int, Any],
     clocks = [function(ref) for ref in options.get("clocks", ())]
     from sandbox import mark
 
+    flush = bool(options.get("flush_subnormals"))
     out = []
     for k, (mid, spec_bytes) in enumerate(members):
         mark(k)  # a death names the member that caused it (Outcome.mark)
         prep = prepared(mid, spec_bytes)
+        if flush:
+            out.append(_run_flushing(prep, values, repeat, norm))
+            continue
         if not clocks:
             out.append(_run_one(prep, values, repeat, norm))
             continue
@@ -360,6 +365,17 @@ def run_members(members: Sequence[Sequence[Any]], values: Mapping[int, Any],
             result.append(_clock(clocks) - before)
         out.append(result)
     return out
+
+
+def _run_flushing(prep: PreparedMember, values: Mapping[int, Any], repeat: int, norm: str | None) -> list:
+    """:func:`_run_one` with the CPU flushing subnormals to zero; a skip where it cannot."""
+    from xamt.exec.fpmode import FloatModeUnavailable, flushing_subnormals
+
+    try:
+        with flushing_subnormals():
+            return _run_one(prep, values, repeat, norm)
+    except FloatModeUnavailable as exc:
+        return ["skipped", f"cannot flush subnormals here: {exc}"]
 
 
 def _clock(clocks: Sequence[Callable[[], float]]) -> float:

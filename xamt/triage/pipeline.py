@@ -53,6 +53,10 @@ __all__ = ["Candidate", "Triage", "TriageOutcome", "input_signature", "upcast", 
            "call_rank", "widen_integers"]
 
 _log = get_logger("triage")
+#: classes a subnormal intermediate flushed to zero can give (a NaN from 0 * inf, a 0 row, a
+#: default-like factor), tested with the flushing experiment (:meth:`Triage._flushing_gives`)
+_FLUSHABLE = (FindingClass.VALUE, FindingClass.NAN, FindingClass.PRECISION, FindingClass.DEFAULT,
+              FindingClass.VALIDATION)
 
 
 def _api_label(members: Sequence[Any], index: int) -> str:
@@ -131,11 +135,39 @@ class Triage:
 
     # -- helpers ------------------------------------------------------------------------------
     def _run(self, group: Any, values: Mapping[int, Any], members: Sequence[int],
-             repeat: int = 1) -> list[MemberResult]:
+             repeat: int = 1, flush_subnormals: bool = False) -> list[MemberResult]:
         self._calls += 1
         run = self.executor.run([ExecItem(group, dict(values), members=list(members),
-                                          repeat=repeat)])[0]
+                                          repeat=repeat, flush_subnormals=flush_subnormals)])[0]
         return run.results
+
+    def _flushing_gives(self, group: Any, values: Mapping[int, Any], outputs: Mapping[int, Any],
+                        live: Sequence[int], outlier: int, leaf: int, out_leaf: np.ndarray,
+                        ref_leaf: np.ndarray, tol: Any, tries: int = 2) -> int | None:
+        """A member of another library on the reference's side, in the outlier's precision,
+        that gives the outlier's result once the CPU flushes subnormals to zero
+        (:mod:`xamt.exec.fpmode`), or None: then a subnormal intermediate, flushed inside the
+        outlier's computation, is the difference (XLA's triangular solve zeroing a row through
+        1/3.4e38 under keras' ``cholesky_inverse``, where torch's float32 keeps it). At most
+        ``tries`` members are run."""
+        library = group.members[outlier].library
+        for m in live:
+            if m == outlier or group.members[m].library == library:
+                continue
+            lv = leaves(outputs[m])
+            own = lv[leaf] if leaf < len(lv) else None
+            if not (isinstance(own, np.ndarray) and own.shape == ref_leaf.shape and compare_group(
+                    [ref_leaf, own], reference=0, tol=tol).values_agree):
+                continue
+            if tries <= 0:
+                return None
+            tries -= 1
+            res = self._run(group, values, [m], flush_subnormals=True)[0]
+            flushed = leaves(res.value)[leaf] if res.ok and leaf < len(leaves(res.value)) else None
+            if (isinstance(flushed, np.ndarray) and flushed.shape == out_leaf.shape
+                    and compare_group([out_leaf, flushed], reference=0, tol=tol).values_agree):
+                return m
+        return None
 
     def _leaf_on(self, group: Any, values: Mapping[int, Any], member: int, leaf: int) -> np.ndarray | None:
         """Leaf ``leaf`` of ``member``'s output on ``values``, or None when it does not return an
@@ -356,6 +388,18 @@ class Triage:
                     cls_name = FindingClass.SUBNORMAL
                     why = ("the reference's side flushes subnormal inputs to zero: the member that "
                            "keeps them gives the reference's result on flushed inputs")
+            if (not has_sub and not accepts and out_leaf.dtype.kind in "fc" and out_leaf.shape == ref_leaf.shape
+                    and cls_name in _FLUSHABLE):
+                # no input is subnormal, but an intermediate may be: a member of the reference's
+                # side run the way XLA runs gives the outlier's result (before the float64 test
+                # below, which the flushing passes too: 1/3.4e38 is normal in float64)
+                flusher = self._flushing_gives(group, values, outputs, live, outlier, leaf, out_leaf,
+                                               ref_leaf, own_tol)
+                if flusher is not None:
+                    cls_name = FindingClass.SUBNORMAL
+                    why = (f"{group.members[flusher].qualname}, run with the CPU flushing subnormals to "
+                           f"zero (FTZ/DAZ), gives the outlier's result: a subnormal intermediate is "
+                           f"flushed inside the outlier's computation; no input is subnormal")
             if cls_name == FindingClass.VALUE and ref_values is not None and ref_member != outlier:
                 # the outlier itself on the float64 inputs: when it then agrees with the
                 # reference, its lower-precision evaluation is what lost the result (a float32
