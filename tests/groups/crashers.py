@@ -70,3 +70,10 @@ def compiling_abs(x):
     """abs, after 'compiling' for 0.25 s on the stand-in clock (as a jit's first call would)."""
     _COMPILED_S[0] += 0.25
     return np.abs(x)
+
+
+def sum_none_is_first_axis(x, axis=None):
+    """numpy.sum, but axis=None sums the first axis (as tf.gather's None is axis 0)."""
+    import numpy as np
+
+    return np.sum(x, axis=0 if axis is None else axis)

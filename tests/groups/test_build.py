@@ -366,6 +366,39 @@ def test_a_cross_library_group_keeps_to_the_ranks_where_its_members_share_a_conv
 
 
 
+def test_an_axis_argument_none_that_parts_the_members_is_left_out_of_fuzzing(tmp_path, pool, adapters):
+    """numpy.sum(axis=None) sums everything; a member whose None is the first axis (tf.gather's
+    None against numpy.take's) agrees on the seed's axis but not at None: the group records it
+    (axis_none False) and mutation never gives its axis None. Members that agree at None leave
+    the group as it was."""
+    import numpy as np
+
+    from xamt.inputs.mutate import mutate
+
+    args = [(0, "x", 0, None, True), (1, "axis", None, "axis", False)]
+    slots = [(0, "x", "tensor"), (1, "axis", "axis")]
+    parted = group("x:sum/reduction", [member("numpy", "numpy.sum", "numpy:sum", args),
+                                       member("crashy", "tests.groups.crashers.sum_none_is_first_axis",
+                                              "tests.groups.crashers:sum_none_is_first_axis", args)],
+                   slots, canonical="sum", category="reduction")
+    same = group("x:nansum/reduction", [member("numpy", "numpy.nansum", "numpy:nansum", args),
+                                        member("crashy", "numpy.sum", "numpy:sum", args)],
+                 slots, canonical="nansum", category="reduction")
+    store, _ = _build(tmp_path, pool, adapters, [parted, same])
+    groups = _by_key(store)
+    g, s = groups["x:sum/reduction"], groups["x:nansum/reduction"]
+    seed = g.seed_inputs()[0]
+    if g.state != "validated" or seed[1].value is None:
+        pytest.skip(f"the seed gives no axis here: {g.state}, {seed}")
+    assert g.axis_none is False and g.evidence["axis_none"] == {"inside": False, "why": "output shapes differ"}
+    assert s.axis_none is None and s.evidence["axis_none"]["inside"] is True
+    rng = np.random.default_rng(3)
+    axes = {repr(mutate(g, seed, rng)[0][1].value) for _ in range(400)}
+    assert "None" not in axes and len(axes) > 2, axes
+    rng = np.random.default_rng(3)
+    assert "None" in {repr(mutate(s, seed, rng)[0][1].value) for _ in range(400)}
+
+
 def test_a_build_out_of_budget_stores_what_it_validated_and_the_next_resumes(tmp_path, pool, adapters):
     cands = [unary(f"x:abs{i}/generic", [("numpy", "numpy.abs", "numpy:abs"),
                                           ("crashy", "numpy.absolute", "numpy:absolute")]) for i in range(3)]

@@ -117,6 +117,9 @@ class RegisteredGroup:
     versions: dict[str, str] = field(default_factory=dict)
     #: the highest rank fuzzing gives the data arrays (a convention only low ranks share)
     max_rank: int | None = None
+    #: False: the members part at the axis argument None (numpy.take flattens, tf.gather takes
+    #: axis 0), which fuzzing then never gives; None: not parted (or not probed)
+    axis_none: bool | None = None
 
     # -- views ---------------------------------------------------------------------------------
     @property
@@ -166,6 +169,7 @@ class RegisteredGroup:
             "pinned": self.pinned, "excluded": self.excluded, "annotations": list(self.annotations),
             "evidence": self.evidence, "versions": dict(self.versions),
             **({"max_rank": self.max_rank} if self.max_rank is not None else {}),
+            **({"axis_none": self.axis_none} if self.axis_none is not None else {}),
         }
 
     @classmethod
@@ -186,6 +190,7 @@ class RegisteredGroup:
             pinned=bool(data.get("pinned", False)), excluded=bool(data.get("excluded", False)),
             annotations=list(data.get("annotations", [])), evidence=dict(data.get("evidence", {})),
             versions=dict(data.get("versions", {})), max_rank=data.get("max_rank"),
+            axis_none=data.get("axis_none"),
         )
 
 

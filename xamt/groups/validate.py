@@ -30,7 +30,8 @@ in (:func:`xamt.inputs.mutate.out_of_range_inputs`), and every slot reaches ever
 status-equivalent members must succeed or fail alike on deliberately invalid inputs and on
 values beyond the seed's range (:func:`xamt.inputs.mutate.status_probes`; NaN out of NaN-free
 input counts as a refusal) and accept the same probed dtypes. A cross-library value group's
-domain of ranks is probed one rank above its seed (:meth:`_Validator._rank_domain`).
+domain of ranks is probed one rank above its seed, and its axis argument at None
+(:meth:`_Validator._rank_domain`).
 """
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ from xamt.exec.normalise import NormalisationRules, leaves, normalise
 from xamt.groups.unionfind import UnionFind
 from xamt.inputs.materialise import materialise
 from xamt.inputs.model import GroupInput
-from xamt.inputs.mutate import nonfinite_input, out_of_range_inputs, status_probes, ties_input
+from xamt.inputs.mutate import axis_none_input, nonfinite_input, out_of_range_inputs, status_probes, ties_input
 from xamt.inputs.rules import InputRules
 from xamt.inputs.seed import needed_slots, seed_plan, variant_inputs
 from xamt.inputs.structured import INTEGER_STRUCTURES, split
@@ -195,6 +196,9 @@ class _Validator:
         self.differed: dict[int, str] = {}
         self.confirm_input: GroupInput | None = None
         self.probe_names: list[str] = []
+        #: per value component: whether its members agree with the axis argument None, and why
+        #: (_rank_domain; absent: not probed)
+        self.axis_none: dict[tuple[int, ...], tuple[bool, str]] = {}
         #: per value component: (seed rank, probed rank, inside the domain, why) (_rank_domain)
         self.domains: dict[tuple[int, ...], tuple[int, int, bool, str]] = {}
         for note in (self.ann.member_notes if self.ann else []):
@@ -727,22 +731,36 @@ class _Validator:
         output shapes part (``numpy.outer`` flattens what ``torch.outer`` refuses), the
         component's domain stops at the seed's rank and fuzzing keeps its arrays there
         (``max_rank``). Values that differ at the same shapes stay inside the domain: that may
-        be the bug fuzzing is for."""
+        be the bug fuzzing is for.
+
+        The axis argument None, which fuzzing gives an axis, is probed the same way on the
+        seed's shapes (:func:`~xamt.inputs.mutate.axis_none_input`): ``numpy.take`` flattens
+        where ``tf.gather`` takes axis 0. Where it parts the members, fuzzing leaves None out
+        (``axis_none``)."""
         probe = next((p for p, name in status_probes(self.group, inp) if name == "rank:+1"), None)
         ranks = [np.ndim(v) for v in materialise(inp).values() if isinstance(v, np.ndarray)]
-        if probe is None or not ranks:
+        if not ranks:
             return
         seed_rank = max(ranks)
+        none = axis_none_input(self.group, inp)
         for comp in components:
-            results = yield from self.run(probe, comp, repeat=1, limit=self._probe_limit(comp))
-            values = _normalised(results, normalisation)
-            refused = [self.group.members[i].qualname for i in comp if i not in values]
-            shapes = {repr(_shape_signature(values[i])) for i in comp if i in values}
-            inside = not refused and len(shapes) <= 1
-            why = ("every member returns, at one shape" if inside else
-                   f"{', '.join(refused)} refuse{'s' if len(refused) == 1 else ''}" if refused
-                   else "output shapes differ")
-            self.domains[tuple(comp)] = (seed_rank, seed_rank + 1, inside, why)
+            if probe is not None:
+                inside, why = yield from self._agree_at(probe, comp, normalisation)
+                self.domains[tuple(comp)] = (seed_rank, seed_rank + 1, inside, why)
+            if none is not None:
+                self.axis_none[tuple(comp)] = yield from self._agree_at(none, comp, normalisation)
+
+    def _agree_at(self, probe: GroupInput, comp: list[int], normalisation: str | None
+                  ) -> Generator[list, list, tuple[bool, str]]:
+        """Whether every member of ``comp`` returns on ``probe``, at one output shape, and why."""
+        results = yield from self.run(probe, comp, repeat=1, limit=self._probe_limit(comp))
+        values = _normalised(results, normalisation)
+        refused = [self.group.members[i].qualname for i in comp if i not in values]
+        shapes = {repr(_shape_signature(values[i])) for i in comp if i in values}
+        inside = not refused and len(shapes) <= 1
+        return inside, ("every member returns, at one shape" if inside else
+                        f"{', '.join(refused)} refuse{'s' if len(refused) == 1 else ''}" if refused
+                        else "output shapes differ")
 
     def _probe(self, members: list[int], inp: GroupInput) -> Generator[list, list, None]:
         dtypes = list(self.ctx.settings.probe_dtypes)
@@ -831,6 +849,9 @@ class _Validator:
                                   "why": why}
             if not inside:
                 max_rank = seed_rank if max_rank is None else min(max_rank, seed_rank)
+        axis_none = self.axis_none.get(tuple(comp))
+        if axis_none is not None:
+            evidence["axis_none"] = {"inside": axis_none[0], "why": axis_none[1]}
         if "score" in group.evidence:  # an inferred relation's similarity (xamt.matching.inferred)
             evidence["matching"] = {k: group.evidence[k] for k in ("score", "signature", "doc", "ranks")
                                     if k in group.evidence}
@@ -845,6 +866,7 @@ class _Validator:
             seeds=seeds, variant=ev.input.variant if ev is not None else "", band=group.band,
             pinned=pinned, excluded=excluded, annotations=annotations, evidence=evidence,
             versions=dict(self.ctx.versions), max_rank=max_rank,
+            axis_none=None if axis_none is None or axis_none[0] else False,
         )
 
 

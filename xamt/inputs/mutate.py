@@ -28,7 +28,7 @@ from xamt.inputs.seed import is_data_slot as _is_data
 from xamt.inputs.structured import split
 
 __all__ = ["mutate", "revalue", "status_probes", "ties_input", "out_of_range_inputs", "nonfinite_input",
-           "MUTATION_OPS", "INVALID_OPS"]
+           "axis_none_input", "MUTATION_OPS", "INVALID_OPS"]
 
 #: array operators (from :mod:`xamt.inputs.arrays`) and literal operators
 MUTATION_OPS = tuple(fv.MUTATIONS) + ("axis", "flag", "integer", "scalar", "dtype_arg", "shape_arg")
@@ -155,7 +155,9 @@ def _literal_op(group: Any, inp: GroupInput, slot: int, rng: np.random.Generator
     value = v.value
     if role == "axis":
         rank = _rank(inp) or 1
-        options: list[Any] = list(range(-rank, rank)) + [None]
+        # None (every axis, or a library's own default axis) only where validation saw the
+        # members agree on it (``axis_none``: numpy.take flattens, tf.gather takes axis 0)
+        options: list[Any] = list(range(-rank, rank)) + ([None] if getattr(group, "axis_none", None) is not False else [])
         if rank >= 2:
             a, b = rng.choice(rank, size=2, replace=False)
             options.append([int(a), int(b)])
@@ -249,6 +251,16 @@ def _invalid(group: Any, inp: GroupInput, rng: np.random.Generator,
         return None
     op = options[int(rng.integers(len(options)))]
     return _apply_invalid(group, inp, op, rng, dtypes), op
+
+
+def axis_none_input(group: Any, inp: GroupInput) -> GroupInput | None:
+    """``inp`` with its axis argument None (the value fuzzing may give it), or None where it
+    has no axis argument, holds None already or its arrays are 0-d or 1-d (every meaning of
+    None is the one axis there)."""
+    axis_slot = next((s for s in inp if inp[s].kind == "literal" and _role(group, s) == "axis"), None)
+    if axis_slot is None or inp[axis_slot].value is None or (_rank(inp) or 0) < 2:
+        return None
+    return inp.replace(axis_slot, SlotValue.literal(None))
 
 
 def status_probes(group: Any, inp: GroupInput, seed: int = 0) -> list[tuple[GroupInput, str]]:
