@@ -77,3 +77,12 @@ def sum_none_is_first_axis(x, axis=None):
     import numpy as np
 
     return np.sum(x, axis=0 if axis is None else axis)
+
+
+def sum_refuses_none(x, axis=None):
+    """numpy.sum that takes one axis only (as jax.lax.reduce_sum wants its axes)."""
+    import numpy as np
+
+    if axis is None:
+        raise TypeError("axis must be an int")
+    return np.sum(x, axis=axis)

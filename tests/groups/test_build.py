@@ -369,8 +369,8 @@ def test_a_cross_library_group_keeps_to_the_ranks_where_its_members_share_a_conv
 def test_an_axis_argument_none_that_parts_the_members_is_left_out_of_fuzzing(tmp_path, pool, adapters):
     """numpy.sum(axis=None) sums everything; a member whose None is the first axis (tf.gather's
     None against numpy.take's) agrees on the seed's axis but not at None: the group records it
-    (axis_none False) and mutation never gives its axis None. Members that agree at None leave
-    the group as it was."""
+    (axis_none False) and mutation never gives its axis None. Members that agree at None, or
+    refuse it while the others agree, leave the group as it was."""
     import numpy as np
 
     from xamt.inputs.mutate import mutate
@@ -384,9 +384,18 @@ def test_an_axis_argument_none_that_parts_the_members_is_left_out_of_fuzzing(tmp
     same = group("x:nansum/reduction", [member("numpy", "numpy.nansum", "numpy:nansum", args),
                                         member("crashy", "numpy.sum", "numpy:sum", args)],
                  slots, canonical="nansum", category="reduction")
-    store, _ = _build(tmp_path, pool, adapters, [parted, same])
+    refusing = group("x:add_reduce/reduction", [
+        member("numpy", "numpy.add.reduce", "numpy:add.reduce", args),
+        member("numpy", "numpy.sum", "numpy:sum", args),
+        member("crashy", "tests.groups.crashers.sum_refuses_none", "tests.groups.crashers:sum_refuses_none", args)],
+        slots, canonical="add_reduce", category="reduction")
+    store, _ = _build(tmp_path, pool, adapters, [parted, same, refusing])
     groups = _by_key(store)
     g, s = groups["x:sum/reduction"], groups["x:nansum/reduction"]
+    # a member that refuses None leaves it in: the others still compare at None
+    r = groups["x:add_reduce/reduction"]
+    assert r.axis_none is None and r.evidence["axis_none"]["inside"] is True
+    assert "sum_refuses_none refuse" in r.evidence["axis_none"]["why"]
     seed = g.seed_inputs()[0]
     if g.state != "validated" or seed[1].value is None:
         pytest.skip(f"the seed gives no axis here: {g.state}, {seed}")

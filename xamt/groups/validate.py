@@ -733,10 +733,13 @@ class _Validator:
         (``max_rank``). Values that differ at the same shapes stay inside the domain: that may
         be the bug fuzzing is for.
 
-        The axis argument None, which fuzzing gives an axis, is probed the same way on the
-        seed's shapes (:func:`~xamt.inputs.mutate.axis_none_input`): ``numpy.take`` flattens
-        where ``tf.gather`` takes axis 0. Where it parts the members, fuzzing leaves None out
-        (``axis_none``)."""
+        The axis argument None, which fuzzing gives an axis, is probed on the seed's shapes
+        (:func:`~xamt.inputs.mutate.axis_none_input`): where the members that return on it part
+        in their output shapes (``numpy.take`` flattens where ``tf.gather`` takes axis 0),
+        fuzzing leaves None out (``axis_none``). Members that refuse it do not: their refusal
+        is a status difference fuzzing may meet, and the others still compare (the full
+        reduction of ``numpy.sum`` and ``torch.sum``, where ``jax.lax.reduce_sum`` refuses
+        None)."""
         probe = next((p for p, name in status_probes(self.group, inp) if name == "rank:+1"), None)
         ranks = [np.ndim(v) for v in materialise(inp).values() if isinstance(v, np.ndarray)]
         if not ranks:
@@ -745,22 +748,26 @@ class _Validator:
         none = axis_none_input(self.group, inp)
         for comp in components:
             if probe is not None:
-                inside, why = yield from self._agree_at(probe, comp, normalisation)
+                refused, shapes = yield from self._returns_at(probe, comp, normalisation)
+                inside = not refused and shapes <= 1
+                why = ("every member returns, at one shape" if inside else
+                       f"{', '.join(refused)} refuse{'s' if len(refused) == 1 else ''}" if refused
+                       else "output shapes differ")
                 self.domains[tuple(comp)] = (seed_rank, seed_rank + 1, inside, why)
             if none is not None:
-                self.axis_none[tuple(comp)] = yield from self._agree_at(none, comp, normalisation)
+                refused, shapes = yield from self._returns_at(none, comp, normalisation)
+                self.axis_none[tuple(comp)] = (
+                    shapes <= 1, "output shapes differ" if shapes > 1 else
+                    "the members that return do so at one shape" + (f" ({', '.join(refused)} refuse)" if refused else ""))
 
-    def _agree_at(self, probe: GroupInput, comp: list[int], normalisation: str | None
-                  ) -> Generator[list, list, tuple[bool, str]]:
-        """Whether every member of ``comp`` returns on ``probe``, at one output shape, and why."""
+    def _returns_at(self, probe: GroupInput, comp: list[int], normalisation: str | None
+                    ) -> Generator[list, list, tuple[list[str], int]]:
+        """The members of ``comp`` that refuse ``probe`` (qualified names), and how many output
+        shapes the others return."""
         results = yield from self.run(probe, comp, repeat=1, limit=self._probe_limit(comp))
         values = _normalised(results, normalisation)
         refused = [self.group.members[i].qualname for i in comp if i not in values]
-        shapes = {repr(_shape_signature(values[i])) for i in comp if i in values}
-        inside = not refused and len(shapes) <= 1
-        return inside, ("every member returns, at one shape" if inside else
-                        f"{', '.join(refused)} refuse{'s' if len(refused) == 1 else ''}" if refused
-                        else "output shapes differ")
+        return refused, len({repr(_shape_signature(values[i])) for i in comp if i in values})
 
     def _probe(self, members: list[int], inp: GroupInput) -> Generator[list, list, None]:
         dtypes = list(self.ctx.settings.probe_dtypes)
