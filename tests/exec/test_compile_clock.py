@@ -26,10 +26,11 @@ def test_each_result_ends_with_the_seconds_compiled_during_its_call(adapters):
     values = materialise(seed_inputs(g)[0])
     specs = [member_spec(m, adapters) for m in g.members]
     plain = run_members(specs, values, {})
-    assert [len(r) for r in plain] == [4, 4, 5]  # no clocks: results as before
+    assert [len(r) for r in plain] == [5, 5, 6]  # no clocks: seconds, then CPU seconds last
     out = run_members(specs, values, {"clocks": [CLOCK]})
     assert [r[0] for r in out] == ["ok", "ok", "raised"]
     assert out[0][-1] == 0.0 and out[1][-1] == pytest.approx(0.25) and out[2][-1] == 0.0
+    assert all(r[-2] >= 0.0 for r in out)  # the CPU seconds before the compile seconds
 
 
 def test_the_executor_reads_its_adapters_clocks_in_the_workers(pool, adapters):
@@ -40,6 +41,7 @@ def test_the_executor_reads_its_adapters_clocks_in_the_workers(pool, adapters):
     run = ex.run([ExecItem(g, seed_inputs(g)[0])])[0]
     assert [r.status for r in run.results] == ["ok", "ok", "raised"]
     assert [r.compile_s for r in run.results] == [0.0, pytest.approx(0.25), 0.0]
+    assert all(r.cpu_s >= 0.0 for r in run.results)
     # adapters without a clock: nothing is read, nothing is counted
     bare = GroupExecutor(pool, {n: a for n, a in adapters.items() if n != "torch"}, timeout=10)
     assert bare.clocks == []
@@ -143,3 +145,15 @@ def test_torch_compile_is_configured_past_dynamo_s_recompile_limit():
         print(c.recompile_limit, c.accumulated_recompile_limit)
     """)
     assert all(int(v) > 1000 for v in line.split())
+
+
+def test_each_result_carries_the_cpu_seconds_of_its_call_apart_from_its_wall_seconds(pool, adapters):
+    """A niced worker waits for the CPU others leave: its wall seconds say little of what a
+    call cost, so each result carries the CPU seconds the worker used during it."""
+    g = unary("x:abs/generic", [("numpy", "tests.groups.sleeping_abs", "tests.groups.crashers:sleeping_abs"),
+                                ("numpy", "tests.groups.spinning_abs", "tests.groups.crashers:spinning_abs")])
+    run = GroupExecutor(pool, adapters, timeout=10).run([ExecItem(g, seed_inputs(g)[0])])[0]
+    sleeping, spinning = run.results
+    assert [r.status for r in run.results] == ["ok", "ok"]
+    assert sleeping.duration_s >= 0.3 and sleeping.cpu_s < 0.15
+    assert spinning.cpu_s >= 0.2

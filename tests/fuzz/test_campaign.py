@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from xamt.findings import FindingClass, FindingsStore
-from xamt.fuzz.campaign import FuzzConfig, parse_budget, run_campaign
+from xamt.exec.group import MemberResult
+from xamt.fuzz.campaign import FuzzConfig, isolated_cost, parse_budget, run_campaign
 from xamt.fuzz.schedule import load_settings
 from xamt.inputs.arrays import ArrayRecipe
 from xamt.groups.model import REGISTRY_SCHEMA, MemberInfo, RegisteredGroup
@@ -320,3 +321,16 @@ def test_workers_that_outgrow_the_memory_budget_are_replaced(tmp_path, monkeypat
     assert c.settings["memory"]["worker_growth_mib"] == 0 and c.settings["memory"]["readings"] >= 3
     assert c.settings["pool"].get("recycled_memory", 0) >= 1
     assert res.iterations > 50
+
+
+def test_an_isolated_iteration_costs_its_calls_cpu_seconds_and_its_deaths_wall_seconds():
+    """The isolation worker is niced: a call that used 0.1 s of the CPU may take seconds of wall
+    time there, waiting for the CPU the other workers leave."""
+    from types import SimpleNamespace
+
+    run = SimpleNamespace(task_s=9.0, results=[
+        MemberResult("ok", duration_s=5.0, cpu_s=0.1),
+        MemberResult("raised", duration_s=2.0, cpu_s=0.05),
+        MemberResult("timeout", duration_s=3.0),     # a death: what it held the worker for
+        MemberResult("skipped"), MemberResult("cancelled")])
+    assert isolated_cost(run) == pytest.approx(3.15)

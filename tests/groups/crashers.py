@@ -29,6 +29,24 @@ def slow_abs(x):
     return np.abs(x)
 
 
+def sleeping_abs(x):
+    """abs after 0.3 s of waiting, which uses no CPU (wall time apart from CPU time)."""
+    import time
+
+    time.sleep(0.3)
+    return np.abs(x)
+
+
+def spinning_abs(x):
+    """abs after 0.2 s of the CPU's time (a busy loop)."""
+    import time
+
+    start = time.process_time()
+    while time.process_time() - start < 0.2:
+        pass
+    return np.abs(x)
+
+
 def pair_sort(x):
     """(values, indices) like torch.sort."""
     return np.sort(x, axis=-1), np.argsort(x, axis=-1)

@@ -104,6 +104,8 @@ class MemberResult:
     outcome: Any = None
     #: seconds the libraries spent compiling during the call (their own clocks; 0 when unknown)
     compile_s: float = 0.0
+    #: CPU seconds the worker process used during the call (0 when it did not return a result)
+    cpu_s: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -428,8 +430,10 @@ class GroupExecutor:
             else:
                 res = MemberResult(status, error_message=entry[1] if len(entry) > 1 else None)
                 clock = len(entry)
-            if len(entry) > clock:  # the compile clocks' reading (``options["clocks"]``)
-                res.compile_s = float(entry[clock])
+            if len(entry) > clock:  # the CPU seconds
+                res.cpu_s = float(entry[clock])
+                if len(entry) > clock + 1:  # the compile clocks' reading (``options["clocks"]``)
+                    res.compile_s = float(entry[clock + 1])
             out.append(res)
         return out
 

@@ -338,9 +338,11 @@ def run_members(members: Sequence[Sequence[Any]], values: Mapping[int, Any],
     ``normalise`` (the group's normaliser name), ``clocks`` (``compile_clock_ref`` s of the
     adapters: each result but a skip then ends with the seconds the libraries spent compiling
     during that call) and ``flush_subnormals`` (each call runs with the CPU flushing subnormals
-    to zero, :mod:`xamt.exec.fpmode`; a skip where that cannot be set). Results: ``["ok", output, nondeterministic, seconds]``, ``["raised",
-    error_type, message, status, seconds]``, ``["unserializable", why, seconds]`` or
-    ``["skipped", why]``.
+    to zero, :mod:`xamt.exec.fpmode`; a skip where that cannot be set). Results: ``["ok",
+    output, nondeterministic, seconds, cpu_seconds]``, ``["raised", error_type, message, status,
+    seconds, cpu_seconds]``, ``["unserializable", why, seconds, cpu_seconds]`` or ``["skipped",
+    why]``: ``seconds`` of wall time, ``cpu_seconds`` the worker process used meanwhile (a niced
+    worker waits for the CPU others leave, and its wall time says little of what a call costs).
     """
     options = options or {}
     repeat = int(options.get("repeat", 1))
@@ -353,16 +355,13 @@ def run_members(members: Sequence[Sequence[Any]], values: Mapping[int, Any],
     for k, (mid, spec_bytes) in enumerate(members):
         mark(k)  # a death names the member that caused it (Outcome.mark)
         prep = prepared(mid, spec_bytes)
-        if flush:
-            out.append(_run_flushing(prep, values, repeat, norm))
-            continue
-        if not clocks:
-            out.append(_run_one(prep, values, repeat, norm))
-            continue
-        before = _clock(clocks)
-        result = _run_one(prep, values, repeat, norm)
+        before = _clock(clocks) if clocks else 0.0
+        cpu = time.process_time()
+        result = (_run_flushing if flush else _run_one)(prep, values, repeat, norm)
         if result[0] != "skipped":
-            result.append(_clock(clocks) - before)
+            result.append(time.process_time() - cpu)
+            if clocks:
+                result.append(_clock(clocks) - before)
         out.append(result)
     return out
 

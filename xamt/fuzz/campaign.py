@@ -52,7 +52,7 @@ from xamt.triage.reference import call_rank, implementation, referee_index
 from xamt.triage.runner import TriageRunner
 
 __all__ = ["FuzzConfig", "FuzzResult", "run_campaign", "FUZZ_STATE_SCHEMA", "parse_budget",
-           "comparable_members", "status_suspects"]
+           "comparable_members", "status_suspects", "isolated_cost"]
 
 _log = get_logger("fuzz")
 #: niceness of the isolation pool's workers (see _LocalBackend)
@@ -250,6 +250,15 @@ def _select(groups: list[Any], libraries: Sequence[str] | None, relations: Seque
         idx = sorted(rng.choice(len(out), size=min(max_groups, len(out)), replace=False)) if out else []
         out = [out[i] for i in idx]
     return out
+
+
+def isolated_cost(run: Any) -> float:
+    """What an iteration on the isolation worker cost the campaign, for the schedule and the
+    search: the CPU seconds its calls used, and a death's wall seconds (bounded by its
+    allowance). That worker is niced and runs on the CPU the others leave, so its wall time is
+    mostly waiting: charged by it, a group holding an API that once killed a worker met its cap
+    in a few iterations of milliseconds of work each."""
+    return sum(r.duration_s if r.status in DEATH_STATUSES else r.cpu_s for r in run.results)
 
 
 class _Fuzzer:
@@ -578,6 +587,8 @@ class _Fuzzer:
             self._note_killers(run)
         self._quarantine(run, prop.op)
         compile_s = self._account(prop, run, seconds, deaths)
+        if prop.isolated:
+            seconds = isolated_cost(run)
         # the hang allowance's basis: a call's own time, not what it spent compiling (a JAX call
         # that compiled for 0.2 s set a 10-s allowance, and each hang of its group cost that)
         returned = [max(0.0, r.duration_s - (r.compile_s or 0.0)) for r in run.results
