@@ -993,6 +993,30 @@ def test_a_reference_with_no_limit_at_the_infinite_input_is_told():
     assert _limit_side(lambda b: sp.beta(0.7265, b), x, [np.nan, sp.beta(0.7265, 2.0)]) == "none"
 
 
+def test_a_reference_that_gives_up_at_a_huge_input_is_asked_for_its_limit_there():
+    """scipy's airy is NaN from 1e8 on, where Ai(x) underflowed to 0 long before; torch's
+    0 at 3.4e38 was blamed. The stand-ins replace finite inputs beyond the largest of them only
+    when asked (``huge``): at an infinity's place they say nothing of a finite value."""
+    import numpy as np
+    import scipy.special as sp
+
+    ai = lambda v: sp.airy(v)[0]  # noqa: E731
+    x = np.array([3.4028234663852886e38, 1.0])
+    assert np.isnan(ai(x[0]))
+    from xamt.triage.reference import limit_at_infinity
+
+    def side(f, out, huge):
+        def run(vals):
+            with np.errstate(all="ignore"):
+                return np.asarray(f(vals[0]), np.float64)
+        return limit_at_infinity(run, {0: x}, run({0: x}), np.asarray(out, np.float32), huge=huge)
+
+    assert side(ai, [0.0, ai(1.0)], huge=True) == "outlier"
+    assert side(ai, [0.0, ai(1.0)], huge=False) == "unknown"
+    # a number off the limit is not the reference's limit: the finding stays
+    assert side(ai, [1.0, ai(1.0)], huge=True) == "unknown"
+
+
 def test_a_limit_the_reference_takes_keeps_the_finding():
     """x * ndtr(x) (gelu) at +inf is +inf, arctan at +inf is pi/2: a NaN there is the outlier's bug."""
     import numpy as np
@@ -1026,6 +1050,26 @@ def test_no_infinite_input_or_no_nan_split_tells_nothing():
     assert _limit_side(np.exp, np.array([np.inf]), [1.0]) == "unknown"  # both numbers: no NaN split
     # 1 / log(x) tends to 0 too slowly to tell from the stand-ins
     assert _limit_side(lambda v: 1.0 / np.log(v), np.array([np.inf]), [np.nan]) == "unknown"
+
+
+def test_an_outlier_holding_the_references_limit_at_a_huge_input_is_not_blamed(tmp_path, monkeypatch):
+    """Two members give up (NaN) at 3.4e38 where the third gives exp(-x)'s limit, 0: that is the
+    float64 reference's own limit there, not the third's bug. A third giving 1 stays a finding."""
+    import numpy as np
+
+    def decaying(third):
+        def compute(m, x):
+            with np.errstate(all="ignore"):
+                return third(x) if m == 2 else np.where(np.abs(x) > 1e10, np.nan, np.exp(-np.abs(x)))
+        return compute
+
+    values = {0: np.array([3.4028235e38], np.float32)}
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "decay", decaying(lambda x: np.exp(-np.abs(x))))
+    _, out = _process(t, group, executor, values, 2)
+    assert not seen and "limit toward the huge input" in out.dropped, (out.dropped, seen)
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "decay", decaying(lambda x: np.ones_like(x)))
+    _process(t, group, executor, values, 2)
+    assert seen.get("outlier") == 2, seen
 
 
 def _ppf_group(t, group):

@@ -328,16 +328,22 @@ class Triage:
             if ties_only(out_leaf, ref_leaf, arrays.values()):
                 return TriageOutcome(None, dropped="indices differ only among equal values (the "
                                                    "order of ties, which a sort need not keep)")
-            if ref_values is not None and domain is None and trigger(values) in ("+inf", "-inf"):
+            cause = trigger(values)
+            if ref_values is not None and domain is None and cause in ("+inf", "-inf", "large"):
+                # a finite input that large has a value of its own: there only a limit the
+                # outlier holds where the reference gave up (NaN) tells anything
+                huge = cause == "large"
                 side = limit_at_infinity(lambda vals: self._leaf_on(group, vals, ref_member, leaf),
-                                         ref_values, ref_leaf, out_leaf)
-                if side == "none":
+                                         ref_values, ref_leaf, out_leaf, huge=huge)
+                if side == "none" and not huge:
                     return TriageOutcome(None, dropped=(
                         "no limit at the infinite input: the float64 reference at growing finite "
                         "stand-ins for it changes sign or turns NaN, so NaN there is as right as "
                         "its number"))
                 if side == "outlier":
                     return TriageOutcome(None, dropped=(
+                        "the outlier's number is the float64 reference's own limit toward the huge "
+                        "input: the reference gives up (NaN) at inputs that large" if huge else
                         "the outlier's number is the float64 reference's own limit at the infinite "
                         "input: the reference returns NaN for the infinity itself"))
 

@@ -464,21 +464,26 @@ LIMIT_PROBES = (1e4, 1e6, 1e8, 1e12, 1e16)
 _PROBE_OFFSET = 0.3
 
 
-def _infinite(v: Any) -> bool:
-    """Whether a slot value (a float array or a Python float) holds ±inf."""
+def _far(v: Any, huge: bool) -> Any:
+    """Which elements of a slot value (a float array or a Python float) the stand-ins replace:
+    its infinities, and with ``huge`` its finite values beyond the largest stand-in too."""
     if isinstance(v, np.ndarray):
-        return v.dtype.kind == "f" and bool(np.isinf(v).any())
-    return isinstance(v, float) and math.isinf(v)
+        if v.dtype.kind != "f":
+            return np.zeros(v.shape, bool)
+        with np.errstate(invalid="ignore"):
+            return np.isinf(v) | (huge & (np.abs(v) > LIMIT_PROBES[-1]))
+    return isinstance(v, float) and (math.isinf(v) or (huge and abs(v) > LIMIT_PROBES[-1]))
 
 
-def _with_probe(values: Mapping[int, Any], p: float) -> dict[int, Any]:
-    """``values`` with each infinity replaced by ``p`` of its sign."""
+def _with_probe(values: Mapping[int, Any], p: float, huge: bool) -> dict[int, Any]:
+    """``values`` with each element :func:`_far` replaced by ``p`` of its sign."""
     out: dict[int, Any] = {}
     for s, v in values.items():
-        if not _infinite(v):
+        far = _far(v, huge)
+        if not np.any(far):
             out[s] = v
         elif isinstance(v, np.ndarray):
-            out[s] = np.where(np.isinf(v), np.sign(v) * p, v).astype(v.dtype)
+            out[s] = np.where(far, np.sign(v) * p, v).astype(v.dtype)
         else:
             out[s] = math.copysign(p, v)
     return out
@@ -494,19 +499,20 @@ def _tends_to(main: np.ndarray, v: float) -> bool:
     return bool(gap[-1] <= 1e-2 * max(1.0, abs(v)) and gap[-1] <= gap[0])
 
 
-def _limit(main: np.ndarray, offs: np.ndarray, ref_v: float, out_v: float) -> float | None | str:
+def _limit(main: np.ndarray, offs: np.ndarray, ref_v: float, out_v: float, settle: int = 3
+           ) -> float | None | str:
     """The limit of one element's values at growing stand-ins ``main`` (and ``offs``, the
     smaller ones a fraction further): a number, ±inf, None where there is none (NaN on the way,
     a change of sign, a magnitude that goes up and down), or ``"unknown"`` (a magnitude that
     shrinks without settling: 1/log(x) tends to 0 too slowly to tell). ``ref_v`` and ``out_v``:
-    the two sides' results at the infinity, a limit either may be tending to. A NaN at the
-    largest stand-ins only (1e12, 1e16: float64 special functions give up there, scipy's y0
+    the two sides' results at the infinity, a limit either may be tending to. A NaN from the
+    ``settle``-th stand-in on (1e12, 1e16: float64 special functions give up there, scipy's y0
     among them) ends the sequence instead."""
     bad = np.flatnonzero(np.isnan(main))
     if bad.size:
-        if bad[0] < 3:
+        if bad[0] < settle:
             return None
-        main = main[:bad[0]]
+        main, offs = main[:bad[0]], offs[:bad[0]]
     if np.isnan(offs).any():
         return None
     for v in (ref_v, out_v):
@@ -528,23 +534,27 @@ def _limit(main: np.ndarray, offs: np.ndarray, ref_v: float, out_v: float) -> fl
 
 
 def limit_at_infinity(run: Callable[[dict[int, Any]], np.ndarray | None], values: Mapping[int, Any],
-                      ref_leaf: np.ndarray, out_leaf: np.ndarray) -> str:
+                      ref_leaf: np.ndarray, out_leaf: np.ndarray, *, huge: bool = False) -> str:
     """Which side the float64 reference's own limit takes where an input is infinite and one side
     is NaN and the other a number: ``"reference"``, ``"outlier"``, ``"none"`` (no limit: NaN is
     as right as the reference's number, scipy's ``beta(0.73, -inf)`` being inf), or
     ``"unknown"``. ``run(values)`` evaluates the reference member on float64 ``values`` with
     the infinities replaced by :data:`LIMIT_PROBES` (and a fraction off), returning the leaf
-    compared. ``values`` are the float64 inputs the reference ran on."""
+    compared. ``values`` are the float64 inputs the reference ran on.
+
+    ``huge``: finite inputs beyond the largest stand-in are replaced too (3.4e38, where a
+    float64 special function may give up: scipy's ``airy`` is NaN from 1e8 on where
+    Ai(x) has underflowed to 0 long before, and torch's 0 was blamed)."""
     if out_leaf.shape != ref_leaf.shape or out_leaf.dtype.kind != "f" or ref_leaf.dtype.kind != "f":
         return "unknown"
     with np.errstate(all="ignore"):
         odd = np.isnan(out_leaf) != np.isnan(ref_leaf)
-    if not odd.any() or not any(_infinite(v) for v in values.values()):
+    if not odd.any() or not any(np.any(_far(v, huge)) for v in values.values()):
         return "unknown"
     main, offs = [], []
     for i, p in enumerate(LIMIT_PROBES):
         for seq, probe in ((main, p), (offs, p + _PROBE_OFFSET)) if i < len(LIMIT_PROBES) - 2 else ((main, p),):
-            y = run(_with_probe(values, probe))
+            y = run(_with_probe(values, probe, huge))
             if y is None or np.shape(y) != ref_leaf.shape:
                 return "unknown"
             seq.append(np.asarray(y, np.float64)[odd])
@@ -552,7 +562,8 @@ def limit_at_infinity(run: Callable[[dict[int, Any]], np.ndarray | None], values
     sides = set()
     for e in range(m.shape[1]):
         ref_v, out_v = float(ref_leaf[odd][e]), float(out_leaf[odd][e])
-        lim = _limit(m[:, e], o[:, e], ref_v, out_v)
+        # a reference that gives up at a huge finite input may do so from 1e8 on (scipy's airy)
+        lim = _limit(m[:, e], o[:, e], ref_v, out_v, settle=2 if huge else 3)
         if lim is None:
             sides.add("none")
             continue
