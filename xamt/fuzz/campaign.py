@@ -256,8 +256,8 @@ def isolated_cost(run: Any) -> float:
     """What an iteration on the isolation worker cost the campaign, for the schedule and the
     search: the CPU seconds its calls used, and a death's wall seconds (bounded by its
     allowance). That worker is niced and runs on the CPU the others leave, so its wall time is
-    mostly waiting: charged by it, a group holding an API that once killed a worker met its cap
-    in a few iterations of milliseconds of work each."""
+    mostly waiting: charged by it, a group holding an API that had killed a worker elsewhere
+    (x:lcm) met its 30-s cap in two iterations."""
     return sum(r.duration_s if r.status in DEATH_STATUSES else r.cpu_s for r in run.results)
 
 
