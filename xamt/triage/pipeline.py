@@ -45,8 +45,8 @@ from xamt.triage.domain import Domain, broken_domain, load_domains
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
     Conditioning, ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, limit_at_infinity,
-    load_call_order, element_moves, load_conditioning, none_holds, perturbed, pivot_order, shared_loss, upcast,
-    within_noise,
+    load_call_order, element_moves, load_conditioning, none_holds, output_leaf, perturbed, pivot_order,
+    shared_loss, upcast, within_noise,
 )
 
 __all__ = ["Candidate", "Triage", "TriageOutcome", "input_signature", "upcast", "declared_originals",
@@ -154,25 +154,24 @@ class Triage:
         for m in live:
             if m == outlier or group.members[m].library == library:
                 continue
-            lv = leaves(outputs[m])
-            own = lv[leaf] if leaf < len(lv) else None
+            own = output_leaf(outputs, m, leaf)
             if not (isinstance(own, np.ndarray) and own.shape == ref_leaf.shape and compare_group(
                     [ref_leaf, own], reference=0, tol=tol).values_agree):
                 continue
             if tries <= 0:
                 return None
             tries -= 1
-            res = self._run(group, values, [m], flush_subnormals=True)[0]
-            flushed = leaves(res.value)[leaf] if res.ok and leaf < len(leaves(res.value)) else None
-            if (isinstance(flushed, np.ndarray) and flushed.shape == out_leaf.shape
+            flushed = self._leaf_on(group, values, m, leaf, flush_subnormals=True)
+            if (flushed is not None and flushed.shape == out_leaf.shape
                     and compare_group([out_leaf, flushed], reference=0, tol=tol).values_agree):
                 return m
         return None
 
-    def _leaf_on(self, group: Any, values: Mapping[int, Any], member: int, leaf: int) -> np.ndarray | None:
-        """Leaf ``leaf`` of ``member``'s output on ``values``, or None when it does not return an
-        array there."""
-        res = self._run(group, values, [member])
+    def _leaf_on(self, group: Any, values: Mapping[int, Any], member: int, leaf: int,
+                 flush_subnormals: bool = False) -> np.ndarray | None:
+        """Leaf ``leaf`` of ``member``'s output on ``values`` (run with the CPU flushing
+        subnormals to zero where asked), or None when it does not return an array there."""
+        res = self._run(group, values, [member], flush_subnormals=flush_subnormals)
         lv = leaves(res[0].value) if res[0].ok else []
         return lv[leaf] if leaf < len(lv) and isinstance(lv[leaf], np.ndarray) else None
 
@@ -301,7 +300,7 @@ class Triage:
                                      precise=ref_values is not None, inputs=input_dtypes(values))
             if again == outlier:
                 break
-        out_leaf = leaves(outputs[outlier])[leaf] if leaf < len(leaves(outputs[outlier])) else None
+        out_leaf = output_leaf(outputs, outlier, leaf)
         ref_leaf = leaves(ref_value)[leaf] if ref_value is not None and leaf < len(leaves(ref_value)) else None
         arrays_compared = isinstance(out_leaf, np.ndarray) and isinstance(ref_leaf, np.ndarray)
         # the tolerance of the dtype the outlier computed in (its inputs and output), never a
@@ -356,13 +355,7 @@ class Triage:
                         "perturbed by one unit roundoff (an ill-conditioned input)"))
 
             def rerun(flushed: dict[int, np.ndarray]) -> np.ndarray | None:
-                vals = dict(values)
-                vals.update(flushed)
-                res = self._run(group, vals, [ref_member])
-                if not res[0].ok:
-                    return None
-                lv = leaves(res[0].value)
-                return lv[leaf] if leaf < len(lv) else None
+                return self._leaf_on(group, {**values, **flushed}, ref_member, leaf)
 
             has_sub = any(not np.array_equal(a, b, equal_nan=True)
                           for a, b in zip(arrays.values(), flush_subnormals(arrays).values()))

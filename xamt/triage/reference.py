@@ -28,7 +28,7 @@ from xamt.triage.dedup import trigger
 __all__ = ["ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upcast", "call_rank",
            "float_computed_slots", "Conditioning", "load_conditioning", "perturbed", "element_moves",
            "within_noise", "nan_against_majority", "drops_nan", "shared_loss", "voting_members", "implementation",
-           "declared_originals", "load_call_order", "Referee", "referee_index", "translate",
+           "declared_originals", "load_call_order", "Referee", "referee_index", "translate", "output_leaf",
            "LIMIT_PROBES", "limit_at_infinity"]
 
 #: float dtypes a float64 reference evaluation improves on
@@ -346,7 +346,8 @@ def _leaf_dtypes(outputs: Mapping[int, Any], ok: Sequence[int]) -> Counter:
     return Counter(a.dtype for mi in ok for a in leaves(outputs[mi]) if isinstance(a, np.ndarray))
 
 
-def _leaf(outputs: Mapping[int, Any], mi: int, leaf: int) -> Any:
+def output_leaf(outputs: Mapping[int, Any], mi: int, leaf: int) -> Any:
+    """Leaf ``leaf`` of member ``mi``'s output in ``outputs``, or None where it has fewer."""
     lv = leaves(outputs[mi])
     return lv[leaf] if leaf < len(lv) else None
 
@@ -363,7 +364,7 @@ def none_holds(outputs: Mapping[int, Any], ok: Sequence[int], leaf: int, ref_lea
     dtypes = _leaf_dtypes(outputs, ok)
     narrow = any(np.dtype(d).name in _LOW_FLOATS for d in inputs)
     for mi in ok:
-        a = _leaf(outputs, mi, leaf)
+        a = output_leaf(outputs, mi, leaf)
         if not isinstance(a, np.ndarray) or a.shape != ref_leaf.shape:
             continue
         if narrow and a.dtype.kind in "fc" and a.dtype.name not in _LOW_FLOATS:
@@ -385,7 +386,7 @@ def shared_loss(group: Any, outputs: Mapping[int, Any], ok: Sequence[int], outli
     for mi in ok:
         if mi == outlier or mi not in outputs or implementation(group.members[mi], adapters) == own:
             continue
-        a = _leaf(outputs, mi, leaf)
+        a = output_leaf(outputs, mi, leaf)
         if (isinstance(a, np.ndarray) and a.shape == ref_leaf.shape and a.dtype.name in _LOW_FLOATS
                 and not _holds(a, ref_leaf, group.tolerance or None, inputs, dtypes)):
             return True
