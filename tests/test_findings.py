@@ -145,3 +145,37 @@ def test_a_findings_cause_is_its_recorded_cluster_else_its_policy_or_class_and_s
     legacy = make_finding(1, finding_class=FindingClass.POLICY, summary={"policy": {"name": "flush-to-zero"}})
     assert legacy.cause == "policy: flush-to-zero"
     assert make_finding(1).cause == "subnormal: float32[2,3]|sub"
+
+
+def test_a_finding_whose_lineage_is_related_folds_into_the_first(tmp_path):
+    """tnp.sort's NaN finding after tf.math.top_k's, with tnp.sort's call running top_k: one
+    finding, the second API an occurrence. Another class or signature stays apart."""
+    from xamt.triage.dedup import same_cause
+
+    def lin(name, entry, calls):
+        return {"kernels": "tensorflow", "name": name, "entry": entry, "calls": calls}
+
+    with Store(tmp_path / "x.db") as st:
+        fs = FindingsStore(st)
+        cid = fs.start_campaign(Campaign(libraries={}, budget_s=1, seed=1, workers=1))
+        top_k = make_finding(cid, finding_class=FindingClass.NAN, signature="nan", group_key="topk",
+                             outlier_api="tensorflow.math.top_k",
+                             summary={"family": "tensorflow:topk", "lineage": lin("topk", "aa", ["aa"])})
+        sort = make_finding(cid, finding_class=FindingClass.NAN, signature="nan", group_key="sort",
+                            outlier_api="tensorflow.experimental.numpy.sort",
+                            members=[{"library": "tensorflow", "api": "tensorflow.experimental.numpy.sort"}],
+                            summary={"family": "tensorflow:sort", "lineage": lin("sort", "cc", ["cc", "aa"])})
+        first, _ = fs.file(top_k, b"", b"")
+        # without the relation, two findings
+        assert fs.file(sort, b"", b"", related=None)[1]
+        with Store(tmp_path / "y.db") as st2:
+            fs2 = FindingsStore(st2)
+            cid2 = fs2.start_campaign(Campaign(libraries={}, budget_s=1, seed=1, workers=1))
+            top_k.campaign_id = sort.campaign_id = cid2
+            a, _ = fs2.file(top_k, b"", b"", related=same_cause)
+            b, new = fs2.file(sort, b"", b"", related=same_cause)
+            assert (b, new) == (a, False)
+            assert [o["members"] for o in fs2.occurrences(a)][-1] == ["tensorflow.experimental.numpy.sort"]
+            other = make_finding(cid2, finding_class=FindingClass.NAN, signature="+inf",
+                                 summary={"family": "tensorflow:sort", "lineage": lin("sort", "cc", ["cc", "aa"])})
+            assert fs2.file(other, b"", b"", related=same_cause)[1]

@@ -25,7 +25,7 @@ import json
 import math
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from sandbox import codec
 from sandbox.errors import DecodeError as EvidenceDecodeError
@@ -319,16 +319,27 @@ class FindingsStore:
         return out
 
     # -- findings -----------------------------------------------------------------------------
-    def file(self, f: Finding, inputs: bytes, outputs: bytes) -> tuple[int, bool]:
+    def file(self, f: Finding, inputs: bytes, outputs: bytes,
+             related: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None
+             ) -> tuple[int, bool]:
         """Record ``f``; returns ``(id, new)``. A finding of the same root cause
         (:meth:`Finding.dedup_key`) only bumps ``hits`` and ``last_seen``, and records ``f``'s
-        group and dtype as an occurrence."""
+        group and dtype as an occurrence. So does the first finding of the same class and
+        signature whose ``summary["lineage"]`` ``related(theirs, f's)`` says shares the cause
+        (:func:`xamt.triage.dedup.same_cause`: one API calls the other)."""
         with self.store.transaction():
             cls, family, signature = f.dedup_key()
             row = self.store.query(
                 "SELECT id FROM findings WHERE finding_class=? AND signature=?"
                 " AND coalesce(json_extract(summary, '$.family'), outlier_api)=? ORDER BY id LIMIT 1",
                 (cls, signature, family))
+            lineage = f.summary.get("lineage")
+            if not row and related is not None and lineage:
+                row = [r for r in self.store.query(
+                    "SELECT id, json_extract(summary, '$.lineage') AS lineage FROM findings"
+                    " WHERE finding_class=? AND signature=? AND json_extract(summary, '$.lineage') IS NOT NULL"
+                    " ORDER BY id", (cls, signature))
+                    if related(json.loads(r["lineage"]), lineage)][:1]
             if row:
                 fid = int(row[0]["id"])
                 self.store.execute(

@@ -200,3 +200,45 @@ def test_an_item_run_flushing_subnormals_is_a_call_of_its_own(pool, adapters):
     assert flushed.results[0].value[0] == 0.0 and flushed.results[0].value[1] == 1.5
     # the memo keeps the two apart, and the worker's mode was restored after the flushed call
     assert again.results[0].value[0] == np.float32(2.0 ** -127)
+
+
+def test_a_footprint_names_the_api_s_function_and_the_public_functions_its_call_ran(pool, adapters):
+    """The wrapper's call runs off_by_one's function; off_by_one's does not run the wrapper's;
+    a member that dies gives none (its finding is not compared by footprint)."""
+    from xamt.exec.footprint import call_footprint, code_key
+
+    wrapper = member("crashy", "tests.groups.crashers.wrapped_off_by_one", "tests.groups.crashers:wrapped_off_by_one",
+                     [(0, "x", 0, None, True)])
+    callee = member("crashy", "tests.groups.crashers.off_by_one", "tests.groups.crashers:off_by_one",
+                    [(0, "x", 0, None, True)])
+    dying = member("crashy", "tests.groups.crashers.segfault", "tests.groups.crashers:segfault",
+                   [(0, "x", 0, None, True)])
+    ex = GroupExecutor(pool, adapters, timeout=10)
+    values = {0: np.ones(3)}
+    outer, inner = ex.footprint(wrapper, values), ex.footprint(callee, values)
+    assert inner["entry"] == code_key("tests.groups.crashers", "off_by_one")
+    assert outer["entry"] == code_key("tests.groups.crashers", "wrapped_off_by_one")
+    assert inner["entry"] in outer["calls"] and outer["entry"] not in inner["calls"]
+    # our own frames (the worker, the call helpers) are never part of it
+    assert code_key("xamt.exec.member", "invoke") not in outer["calls"]
+    assert ex.footprint(dying, values) is None
+    # in-process, the same answer
+    assert call_footprint(member_spec(wrapper, adapters), values) == outer
+
+
+def test_a_traced_footprint_runs_a_jitted_api_s_python_without_executing_it(pool, adapters):
+    """jax.scipy.special.exp1 returns expn(1, x); both are jitted, so only tracing with jit
+    disabled runs their bodies each time (a cached trace would show nothing)."""
+    pytest.importorskip("jax")
+    from xamt.exec.footprint import code_key
+    from xamt.libraries.registry import Registry
+    from xamt.triage.dedup import load_lineage
+
+    libs = dict(adapters, jax=Registry().get("jax"))
+    exp1 = member("jax", "jax.scipy.special.exp1", "jax.scipy.special:exp1", [(0, "x", 0, None, True)])
+    ex = GroupExecutor(pool, libs)
+    trace = load_lineage().trace["jax"]
+    for _ in range(2):
+        fp = ex.footprint(exp1, {0: np.float32([1e-38, 2.0])}, trace=trace)
+        assert fp["entry"] == code_key("jax._src.scipy.special", "exp1")
+        assert code_key("jax._src.scipy.special", "expn") in fp["calls"]

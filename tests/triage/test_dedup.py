@@ -200,3 +200,55 @@ def test_a_cause_cluster_folds_one_namespace_class_and_trigger_and_keeps_crashes
     assert cause_cluster(FindingClass.POLICY, m("jax", "jax.numpy.prod", "prod"), None, "x", "flush-to-zero") == \
         cause_cluster(FindingClass.POLICY, m("keras", "keras.ops.prod", "prod"), keras, "y", "flush-to-zero") == \
         "policy: flush-to-zero"
+
+
+def test_sibling_names_differ_in_one_word_pair_at_one_place():
+    from xamt.triage.dedup import load_lineage, siblings
+
+    words = load_lineage().sibling_words
+    assert siblings("argmin", "argmax", words) and siblings("argmax", "argmin", words)
+    assert siblings("bitwise_left_shift", "bitwise_right_shift", words)
+    assert siblings("nancumsum", "nancumprod", words)
+    assert siblings("minimum", "maximum", words)
+    # two places changed, another word, or the same name: not siblings by this rule
+    assert not siblings("min_max", "max_min", words)
+    assert not siblings("sinh", "cosh", words)
+    assert not siblings("argmin", "argmin", words)
+    assert not siblings("cumsum", "cumprod_", words)
+
+
+def test_same_cause_needs_the_same_kernels_and_a_call_a_shared_function_or_a_sibling():
+    from xamt.triage.dedup import same_cause
+
+    words = (("min", "max"),)
+    top_k = {"kernels": "tensorflow", "name": "topk", "entry": "aa", "calls": ["aa", "bb"]}
+    sort = {"kernels": "tensorflow", "name": "sort", "entry": "cc", "calls": ["cc", "aa", "bb", "dd"]}
+    # tnp.sort runs top_k's function: one cause, whichever was filed first
+    assert same_cause(top_k, sort, words) and same_cause(sort, top_k, words)
+    # the same call seen through XLA is another implementation
+    assert not same_cause(top_k, {**sort, "kernels": "xla"}, words)
+    # sharing a helper is not enough: neither API's own function is in the other's calls
+    other = {"kernels": "tensorflow", "name": "cumsum", "entry": "ee", "calls": ["ee", "bb"]}
+    assert not same_cause(top_k, other, words)
+    # native code has no entry: only its name can relate it
+    argmin = {"library": "tensorflow", "kernels": "tensorflow", "name": "argmin", "entry": None, "calls": []}
+    argmax = {"library": "tensorflow", "kernels": "tensorflow", "name": "argmax", "entry": None, "calls": []}
+    assert same_cause(argmin, argmax, words) and not same_cause(argmin, argmax, ())
+    assert not same_cause({**argmin, "kernels": ""}, {**argmax, "kernels": ""}, words)
+    # Keras runs TensorFlow's kernels: its argmax is TensorFlow's namesake
+    assert same_cause({**argmin, "library": "keras"}, argmin, words)
+    # JAX and TensorFlow's compiled calls share XLA, not their front ends
+    assert not same_cause({**argmin, "kernels": "xla"}, {**argmin, "library": "jax", "kernels": "xla"}, words)
+
+
+def test_lineage_data_is_checked(tmp_path):
+    from xamt.triage.dedup import load_lineage
+
+    assert ("min", "max") in load_lineage().sibling_words
+    bad = tmp_path / "triage.toml"
+    bad.write_text('[lineage]\nsibling_words = [["min", "min"]]\n')
+    with pytest.raises(DataFileError, match="sibling_words"):
+        load_lineage(bad)
+    bad.write_text('[lineage]\nsibling_words = []\n[lineage.trace]\njax = "eval_shape"\n')
+    with pytest.raises(DataFileError, match="trace"):
+        load_lineage(bad)

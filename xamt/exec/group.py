@@ -437,6 +437,21 @@ class GroupExecutor:
             out.append(res)
         return out
 
+    # -- footprints -------------------------------------------------------------------------------
+    def footprint(self, member: Any, values: Mapping[int, Any], trace: str | None = None,
+                  timeout: float | None = None) -> dict[str, Any] | None:
+        """The Python functions ``member``'s call on ``values`` runs (:mod:`xamt.exec.footprint`):
+        ``{"entry": key or None, "calls": [key, ...]}``, or None when the call died or ran out
+        of time (``timeout``, default the member's). ``trace``: an evaluator that runs the
+        call's Python without executing it."""
+        from sandbox import Task
+        from xamt.exec.footprint import FOOTPRINT
+
+        outcome = self.pool.run([Task(FOOTPRINT, args=(list(self.spec(member)), dict(values), trace),
+                                      timeout=timeout or self.member_timeout(member),
+                                      runtime=self.runtime(member), confirm=False)])[0]
+        return outcome.value if outcome.status == "ok" and isinstance(outcome.value, dict) else None
+
     # -- dtype probing ---------------------------------------------------------------------------
     def probe(self, jobs: Sequence[tuple[Any, int, Mapping[int, Any], Sequence[int]]],
               dtypes: Sequence[str], abstract: Mapping[str, str] | None = None,

@@ -17,12 +17,12 @@ from xamt.exec.member import (BindError, PreparedMember, error_status, function,
                               prepared)
 from xamt.exec.normalise import to_numpy_tree
 
-__all__ = ["PROBE_DTYPES", "probe_dtypes"]
+__all__ = ["PROBE_DTYPES", "probe_dtypes", "abstract_call"]
 
 PROBE_DTYPES = "xamt.exec.probe:probe_dtypes"
 
 
-def _abstract_call(prep: PreparedMember, values: Mapping[int, Any], evaluator: Callable[..., Any]) -> Any:
+def abstract_call(prep: PreparedMember, values: Mapping[int, Any], evaluator: Callable[..., Any]) -> Any:
     """Trace the member's call with ``evaluator`` (``jax.eval_shape``): the converted arrays are
     traced, everything else stays a constant of the traced function. Nothing is compiled."""
     from xamt.libraries._compile import split_arrays
@@ -78,7 +78,7 @@ def probe_dtypes(member: Sequence[Any], values: Mapping[int, Any], data_slots: S
             continue
         try:
             if evaluator is not None:
-                _abstract_call(prep, cast, evaluator)
+                abstract_call(prep, cast, evaluator)
             else:
                 raw = invoke(prep, prep.describe(cast))
                 try:

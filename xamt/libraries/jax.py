@@ -144,6 +144,16 @@ def compile_seconds() -> float:
     return _COMPILE_S[0]
 
 
+def trace_python(fn: Any, args: Any, kwargs: Any) -> Any:
+    """Run ``fn``'s Python on abstract values without compiling or executing it (the footprint
+    evaluator of ``triage.toml`` [lineage.trace]): ``jax.eval_shape`` with jit disabled, so that
+    every jitted function's body runs again instead of being served from its trace cache."""
+    import jax
+
+    with jax.disable_jit():
+        return jax.eval_shape(fn, args, kwargs)
+
+
 def ufunc_methods(obj: Any) -> list[str]:
     """The sub-APIs of a mined jax object: a binary ``jax.numpy.ufunc``'s ``reduce``,
     ``accumulate``, ``outer`` and ``reduceat`` (numpy's ufunc methods; ``at`` is an update)."""

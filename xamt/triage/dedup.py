@@ -11,8 +11,8 @@ integer extreme...), or for a status or validation finding the refusal rule
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -22,7 +22,8 @@ from xamt.oracle import SignalKind
 
 __all__ = ["Candidate", "OUT_OF_DOMAIN", "input_signature", "dominant_dtype", "finding_signature", "trigger",
            "TRIGGERS", "RULE_CLASSES", "load_triage_per_cause", "api_family", "validation_family", "crash_family",
-           "cause_cluster", "numeric_arrays", "rule_signature"]
+           "cause_cluster", "numeric_arrays", "rule_signature", "Lineage", "load_lineage", "siblings",
+           "same_cause"]
 
 #: classes keyed by the refusal rule their candidate carries, not by the input's values
 RULE_CLASSES = (FindingClass.STATUS, FindingClass.VALIDATION)
@@ -189,6 +190,77 @@ def load_triage_per_cause(path: Any = None) -> int:
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise DataFileError(f"{where}: [dedup] triage_per_cause must be a positive integer, got {n!r}")
     return n
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """How findings of different APIs are told to share one root cause (``triage.toml``
+    [lineage]): the word pairs that make two API names siblings (:func:`siblings`), and per
+    library the evaluator that runs a call's Python without executing it
+    (:meth:`GroupExecutor.footprint <xamt.exec.group.GroupExecutor.footprint>`)."""
+
+    sibling_words: tuple[tuple[str, str], ...] = ()
+    trace: Mapping[str, str] = field(default_factory=dict)
+
+
+def load_lineage(path: Any = None) -> Lineage:
+    """``[lineage]`` of ``triage.toml``.
+
+    Raises:
+        DataFileError: ``sibling_words`` is not a list of pairs of distinct non-empty words, or
+            ``trace`` not a table of ``"module:qualname"`` strings.
+    """
+    from xamt.datafiles import read_toml
+    from xamt.errors import DataFileError
+
+    data, where, _ = read_toml("triage.toml", path)
+    table = data.get("lineage", {})
+    pairs = table.get("sibling_words", [])
+    if not isinstance(pairs, list) or not all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(w, str) and w for w in p) and p[0] != p[1]
+            for p in pairs):
+        raise DataFileError(f"{where}: [lineage] sibling_words must be a list of pairs of distinct words, "
+                            f"got {pairs!r}")
+    trace = table.get("trace", {})
+    if not isinstance(trace, dict) or not all(isinstance(v, str) and ":" in v for v in trace.values()):
+        raise DataFileError(f"{where}: [lineage.trace] maps a library to a 'module:qualname' evaluator, "
+                            f"got {trace!r}")
+    return Lineage(tuple((a, b) for a, b in pairs), dict(trace))
+
+
+def siblings(a: str, b: str, words: Sequence[tuple[str, str]]) -> bool:
+    """Whether API names ``a`` and ``b`` differ only in one of ``words``' pairs, at one place
+    (``argmin``/``argmax``, ``left_shift``/``right_shift``, ``nancumsum``/``nancumprod``):
+    a library implements such twins from one template."""
+    for x, y in words:
+        for one, other in ((x, y), (y, x)):
+            start = a.find(one)
+            while start >= 0:
+                if a[:start] + other + a[start + len(one):] == b:
+                    return True
+                start = a.find(one, start + 1)
+    return False
+
+
+def same_cause(old: Mapping[str, Any], new: Mapping[str, Any], words: Sequence[tuple[str, str]] = ()) -> bool:
+    """Whether two findings of one class and signature, with these lineages (``summary["lineage"]``:
+    ``library``, ``kernels``, ``name``, ``entry``, ``calls``), share one root cause: both run on
+    the same kernels (a library's own, XLA for its compiled calls, TensorFlow's under Keras) and
+    one's API is the other's or calls it (its function is among the other's footprint,
+    :mod:`xamt.exec.footprint`), or, in one library or a library and the one whose kernels it
+    runs, is its namesake or sibling (:func:`siblings`). JAX and TensorFlow's compiled calls
+    share XLA but not their front ends: a name alone does not relate them."""
+    kernels = old.get("kernels")
+    if not kernels or kernels != new.get("kernels"):
+        return False
+    for a, b in ((old, new), (new, old)):
+        entry = a.get("entry")
+        if entry and (entry == b.get("entry") or entry in (b.get("calls") or ())):
+            return True
+    if old.get("library") != new.get("library") and kernels not in (old.get("library"), new.get("library")):
+        return False
+    names = old.get("name") or "", new.get("name") or ""
+    return bool(names[0]) and (names[0] == names[1] or siblings(names[0], names[1], words))
 
 
 def _holder(member: Any, adapter: Any) -> str | None:

@@ -39,14 +39,14 @@ from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
 from xamt.triage.classify import LOOSE_TOLERANCE, classify_value, flush_subnormals, ties_only
 from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_signature, input_signature,
                                numeric_arrays, trigger, validation_family, crash_family,
-                               cause_cluster)
+                               cause_cluster, Lineage, load_lineage, RULE_CLASSES)
 from xamt.triage.policy import Policies, at_edge, computation_dtype, load_policies, narrowed, requested_dtypes
 from xamt.triage.domain import Domain, broken_domain, load_domains
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
     Conditioning, ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, limit_at_infinity,
-    load_call_order, element_moves, load_conditioning, none_holds, output_leaf, perturbed, pivot_order,
-    shared_loss, upcast, within_noise,
+    implementation, load_call_order, element_moves, load_conditioning, none_holds, output_leaf, perturbed,
+    pivot_order, shared_loss, upcast, within_noise,
 )
 
 __all__ = ["Candidate", "Triage", "TriageOutcome", "input_signature", "upcast", "declared_originals",
@@ -121,6 +121,8 @@ class Triage:
     conditioning: Conditioning = field(default_factory=lambda: load_conditioning())
     #: argument domains the documentation states (``triage.toml`` [[domain]])
     domains: tuple[Domain, ...] = field(default_factory=lambda: load_domains())
+    #: how findings of different APIs are told to share a root cause (``triage.toml`` [lineage])
+    lineage: Lineage = field(default_factory=lambda: load_lineage())
     #: ``time.monotonic()`` after which minimisation stops (the campaign's budget): shrinking an
     #: input whose calls run into the sandbox timeout can take minutes
     deadline: float | None = None
@@ -174,6 +176,27 @@ class Triage:
         res = self._run(group, values, [member], flush_subnormals=flush_subnormals)
         lv = leaves(res[0].value) if res[0].ok else []
         return lv[leaf] if leaf < len(lv) and isinstance(lv[leaf], np.ndarray) else None
+
+    def _lineage(self, group: Any, outlier: int, values: Mapping[int, Any],
+                 cls_name: FindingClass) -> dict[str, Any] | None:
+        """What the outlier's finding is compared with other APIs' findings on
+        (:func:`~xamt.triage.dedup.same_cause`): the kernels it runs on, its name and its call's
+        footprint (:mod:`xamt.exec.footprint`). None for a policy (one cluster already) or a
+        refusal (keyed by its namespace and rule); a crash gets a footprint only where the
+        library's Python can run without executing (``[lineage.trace]``): else the call would
+        crash or hang once more."""
+        if cls_name == FindingClass.POLICY or cls_name in RULE_CLASSES:
+            return None
+        m = group.members[outlier]
+        trace = self.lineage.trace.get(m.library)
+        footprint = None
+        run = getattr(self.executor, "footprint", None)
+        if run is not None and (cls_name != FindingClass.CRASH or trace is not None):
+            self._calls += 1
+            footprint = run(m, values, trace=trace)
+        return {"library": m.library, "kernels": implementation(m, self.adapters),
+                "name": getattr(m, "canonical", "") or m.qualname.rpartition(".")[2],
+                "entry": (footprint or {}).get("entry"), "calls": (footprint or {}).get("calls", [])}
 
     def _bounded(self, still_fails: Callable[[dict[int, Any]], bool]) -> Callable[[dict[int, Any]], bool]:
         """``still_fails`` that answers False, without running anything, once the deadline has
@@ -596,6 +619,7 @@ class Triage:
         # calling .astype on a tensor), a crash its siblings' (one native routine), others the API's
         family = (validation_family if cls_name in (FindingClass.VALIDATION, FindingClass.STATUS) else
                   crash_family if cls_name == FindingClass.CRASH else api_family)
+        lineage = self._lineage(group, outlier, values, cls_name)
         finding = Finding(
             campaign_id=campaign_id, group_key=group.key, relation=group.relation,
             finding_class=cls_name, outlier_library=out_m.library,
@@ -614,7 +638,8 @@ class Triage:
                      "cluster": cause_cluster(cls_name, out_m, self.adapters.get(out_m.library), signature,
                                               policy.name if policy is not None else None),
                      "prekey": list(cand.prekey), "reference_api": (
-                group.members[ref_member].qualname if ref_member is not None else None)},
+                group.members[ref_member].qualname if ref_member is not None else None),
+                     **({"lineage": lineage} if lineage is not None else {})},
             input_recipe=cand.input.to_json() if hasattr(cand.input, "to_json") else {},
         )
         # the reproducer: the members (outlier included), then the float64 reference run if any.
