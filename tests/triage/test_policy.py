@@ -184,3 +184,24 @@ def test_jax_accepting_a_value_others_refuse_is_its_documented_lack_of_value_che
                    group=generic) is None
     for cls in (FindingClass.STATUS, FindingClass.CRASH, FindingClass.VALUE, FindingClass.NAN):
         assert p.match(cls, library="jax", computation="float32", trigger="ordinary", group=generic) is None
+
+
+def test_a_refusal_where_every_returning_member_gives_only_nan_is_a_policy():
+    """numpy.fft.rfftfreq(0) divides by zero; JAX's and torch's rfftfreq(0) return [nan]: no
+    library has a value there. A member that returns a number keeps the refusal a bug."""
+    from xamt.triage.policy import undefined_everywhere
+
+    nan = np.array([np.nan], np.float32)
+    assert undefined_everywhere([nan, (nan, np.array([np.nan + 1j * np.nan]))])
+    assert not undefined_everywhere([nan, np.array([np.nan, 0.5])])
+    assert not undefined_everywhere([])                          # nobody returned
+    assert not undefined_everywhere([np.array([], np.float32)])  # empty: no NaN said
+    assert not undefined_everywhere([np.array([0], np.int64)])
+    p = load_policies()
+    fft = NS(category="fft", canonical="rfftfreq")
+    pol = p.match(FindingClass.STATUS, library="numpy", computation=None, trigger="zero", group=fft,
+                  undefined=True)
+    assert pol is not None and pol.name == "refuses where the others return NaN"
+    assert p.match(FindingClass.STATUS, library="numpy", computation=None, trigger="zero", group=fft) is None
+    assert p.match(FindingClass.VALUE, library="numpy", computation=None, trigger="zero", group=fft,
+                   undefined=True) is None

@@ -40,7 +40,8 @@ from xamt.triage.classify import LOOSE_TOLERANCE, classify_value, flush_subnorma
 from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_signature, input_signature,
                                numeric_arrays, trigger, validation_family, crash_family,
                                cause_cluster, Lineage, load_lineage, RULE_CLASSES)
-from xamt.triage.policy import Policies, at_edge, computation_dtype, load_policies, narrowed, requested_dtypes
+from xamt.triage.policy import (Policies, at_edge, computation_dtype, load_policies, narrowed, requested_dtypes,
+                                undefined_everywhere)
 from xamt.triage.domain import Domain, broken_domain, load_domains
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
@@ -599,7 +600,9 @@ class Triage:
                                      trigger=trigger(values), group=group,
                                      narrowed=narrowed([*input_dtypes(values), *requested_dtypes(values)],
                                                        out_dtypes, numeric_arrays(values)),
-                                     edge=edge, precondition=refused_on_purpose, shared=shared)
+                                     edge=edge, precondition=refused_on_purpose, shared=shared,
+                                     undefined=cls_name == FindingClass.STATUS and undefined_everywhere(
+                                         r.value for m, r in zip(members, results) if m != outlier and r.ok))
         if policy is not None:
             summary = {**summary, "policy": {"name": policy.name, "reason": policy.reason,
                                              "class": cls_name.value}}

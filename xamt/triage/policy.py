@@ -16,17 +16,18 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from xamt.errors import DataFileError
+from xamt.exec.normalise import leaves
 from xamt.findings import FindingClass
 from xamt.triage.dedup import TRIGGERS
 
 __all__ = ["Policy", "Policies", "load_policies", "computation_dtype", "narrowed", "requested_dtypes", "at_edge",
-           "EDGE_FACTOR"]
+           "EDGE_FACTOR", "undefined_everywhere"]
 
 #: float dtypes from the lowest precision up: the computation ran in the first one present
 _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "complex64",
                     "float64", "complex128", "longdouble", "clongdouble")
 _KEYS = {"name", "classes", "libraries", "computation", "triggers", "categories", "canonical", "relations",
-         "reason", "narrowed", "edge", "precondition", "shared"}
+         "reason", "narrowed", "edge", "precondition", "shared", "undefined"}
 #: "at the edge of the float range": within this factor of the dtype's largest finite value,
 #: where a sum of a few hundred elements, or one step of a recurrence, overflows
 EDGE_FACTOR = 2.0 ** 10
@@ -68,11 +69,14 @@ class Policy:
     #: True: only where a member of another implementation, in a float dtype, is off the float64
     #: reference too (the loss is the computation's precision, shared)
     shared: bool | None = None
+    #: True: only where every member that returns gives nothing but NaN (the others refusing):
+    #: no member has a value there (:func:`undefined_everywhere`)
+    undefined: bool | None = None
 
     def matches(self, finding_class: FindingClass, library: str | None, computation: str | None,
                 trigger: str, category: str | None, canonical: str | None,
                 narrowed: bool = False, edge: bool = False, precondition: bool = False,
-                relation: str | None = None, shared: bool = False) -> bool:
+                relation: str | None = None, shared: bool = False, undefined: bool = False) -> bool:
         """Whether a finding with this evidence falls under the policy."""
         checks = ((self.libraries, library), (self.computation, computation),
                   (self.triggers, trigger), (self.categories, category),
@@ -82,6 +86,7 @@ class Policy:
                 and (self.edge is None or self.edge == edge)
                 and (self.precondition is None or self.precondition == precondition)
                 and (self.shared is None or self.shared == shared)
+                and (self.undefined is None or self.undefined == undefined)
                 and all(allowed is None or value in allowed for allowed, value in checks))
 
 
@@ -93,14 +98,14 @@ class Policies:
 
     def match(self, finding_class: FindingClass, *, library: str | None, computation: str | None,
               trigger: str, group: Any, narrowed: bool = False, edge: bool = False,
-              precondition: bool = False, shared: bool = False) -> Policy | None:
+              precondition: bool = False, shared: bool = False, undefined: bool = False) -> Policy | None:
         """The first policy the evidence matches, or None."""
         category = getattr(group, "category", None)
         canonical = getattr(group, "canonical", None)
         relation = getattr(group, "relation", None)
         return next((p for p in self.items if p.matches(
             finding_class, library, computation, trigger, category, canonical, narrowed, edge,
-            precondition, relation, shared)), None)
+            precondition, relation, shared, undefined)), None)
 
 
 def narrowed(inputs: Iterable[np.dtype], outputs: Iterable[np.dtype], values: Iterable[Any] = ()) -> bool:
@@ -165,6 +170,24 @@ def at_edge(values: Iterable[Any], dtype: Any = None) -> bool:
     return False
 
 
+def undefined_everywhere(outputs: Iterable[Any]) -> bool:
+    """Whether each of ``outputs`` (the returning members' results, at least one) holds float
+    arrays only, none empty, every element NaN: where the others refuse the input, no member
+    gives it a value (``numpy.fft.rfftfreq(0)`` divides by zero where JAX's and torch's return
+    ``[nan]``)."""
+    outputs = list(outputs)
+    if not outputs:
+        return False
+    for out in outputs:
+        arrays = leaves(out)
+        if not arrays or not all(isinstance(a, np.ndarray) and a.size and a.dtype.kind in "fc" for a in arrays):
+            return False
+        with np.errstate(invalid="ignore"):
+            if not all(np.isnan(a).all() for a in arrays):
+                return False
+    return True
+
+
 def load_policies(path: str | Path | None = None) -> Policies:
     """The policies of ``policies.toml`` (the packaged one, or ``path``).
 
@@ -195,7 +218,7 @@ def load_policies(path: str | Path | None = None) -> Policies:
             if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
                 raise DataFileError(f"{at} ({raw['name']}): {key!r} must be a non-empty list of strings")
             lists[key] = frozenset(value)
-        for flag in ("narrowed", "edge", "precondition", "shared"):
+        for flag in ("narrowed", "edge", "precondition", "shared", "undefined"):
             if flag in raw and not isinstance(raw[flag], bool):
                 raise DataFileError(f"{at} ({raw['name']}): {flag!r} must be true or false")
         if "classes" not in lists:
@@ -208,5 +231,6 @@ def load_policies(path: str | Path | None = None) -> Policies:
             raise DataFileError(f"{at} ({raw['name']}): unknown trigger(s) {bad}; known: {list(TRIGGERS)}")
         items.append(Policy(name=raw["name"], reason=" ".join(raw["reason"].split()),
                             narrowed=raw.get("narrowed"), edge=raw.get("edge"),
-                            precondition=raw.get("precondition"), shared=raw.get("shared"), **lists))
+                            precondition=raw.get("precondition"), shared=raw.get("shared"),
+                            undefined=raw.get("undefined"), **lists))
     return Policies(tuple(items))
