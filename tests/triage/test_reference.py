@@ -1143,3 +1143,28 @@ def test_members_whose_result_is_the_outlier_s_are_told_apart(tmp_path, monkeypa
     assert t._alike(group, {0: one}, [0, 1, 2], results, 2) == {1}
     results[1] = MemberResult("raised", error_type="ValueError")
     assert t._alike(group, {0: one}, [0, 1, 2], results, 2) == set()
+
+
+def test_a_float64_run_whose_output_shape_differs_is_no_reference():
+    """keras.ops.view(float32[1, 2], float64) reinterprets the pair as one float64 of shape
+    (1, 1); on an upcast float64 input it reinterprets nothing and keeps (1, 2). Such a run is no
+    float64 evaluation of the call: the majority decides instead."""
+    import numpy as np
+
+    from xamt.exec.group import MemberResult
+    from xamt.triage.reference import ReferenceChooser, same_shapes
+
+    assert same_shapes(np.zeros((1, 2)), np.zeros((1, 2), np.float32)) and same_shapes(np.zeros(2), None)
+    assert not same_shapes(np.zeros((1, 2)), np.zeros((1, 1)))
+    assert not same_shapes((np.zeros(2), np.zeros(2)), np.zeros(2))
+    group = NS(relation="cross_library", tolerance=None,
+               members=[_member("numpy", "view"), _member("torch", "view"), _member("jax", "view")])
+    bits = np.array([[1.0, 1.0]], np.float32).view(np.float64)
+
+    def run(group, values, mis):
+        return [MemberResult("ok", value=values[0].view(np.float64)) for _ in mis]
+    chooser = ReferenceChooser({}, ("function",), run)
+    values = {0: np.array([[1.0, 1.0]], np.float32)}
+    outputs = {0: bits, 1: bits, 2: np.zeros((1, 1))}
+    mi, _, label, up = chooser.choose(group, values, [0, 1, 2], outputs)
+    assert up is None and "float64" not in label and mi in (0, 1), label

@@ -29,7 +29,7 @@ __all__ = ["ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upca
            "float_computed_slots", "Conditioning", "load_conditioning", "perturbed", "element_moves",
            "within_noise", "nan_against_majority", "drops_nan", "shared_loss", "voting_members", "implementation",
            "declared_originals", "load_call_order", "Referee", "referee_index", "translate", "output_leaf",
-           "LIMIT_PROBES", "limit_at_infinity"]
+           "LIMIT_PROBES", "limit_at_infinity", "same_shapes"]
 
 #: float dtypes a float64 reference evaluation improves on
 _LOW_FLOATS = {"float16": "float64", "bfloat16": "float64", "float32": "float64",
@@ -281,6 +281,17 @@ def drops_nan(ref: Any, others: Sequence[Any], values: Mapping[int, Any]) -> boo
             if np.any(~np.isnan(r) & np.logical_and.reduce([np.isnan(o) for o in outs])):
                 return True
     return False
+
+
+def same_shapes(value: Any, own: Any) -> bool:
+    """Whether a float64 run's output ``value`` has the shapes of the member's own output ``own``
+    (None: unknown, taken as the same). A result whose shape follows the input's dtype is no
+    float64 evaluation of the same call: ``view(x, float64)`` reinterprets a float32 pair as one
+    float64, and on an upcast input reinterprets nothing."""
+    if own is None:
+        return True
+    mine, theirs = leaves(value), leaves(own)
+    return len(mine) == len(theirs) and all(np.shape(a) == np.shape(b) for a, b in zip(mine, theirs))
 
 
 def implementation(member: Any, adapters: Mapping[str, Any]) -> str:
@@ -751,7 +762,7 @@ class ReferenceChooser:
                 # float64 reference: its float leaves must come back as float64/complex128
                 if res.ok and all(not isinstance(v, np.ndarray) or v.dtype.kind not in "fc"
                                   or v.dtype.itemsize >= 8 and v.dtype != np.complex64
-                                  for v in leaves(res.value)):
+                                  for v in leaves(res.value)) and same_shapes(res.value, outputs.get(mi)):
                     own = self.implementation(group.members[mi])
                     # inside one implementation every other member is a voice of its own:
                     # torch.masked.median's float64 run drops the NaN torch.median keeps
