@@ -187,7 +187,9 @@ def test_a_member_that_keeps_killing_workers_is_left_out_and_its_group_goes_on(t
     c, its = _aborting_campaign(tmp_path / "quarantine", monkeypatch, "t:negative3",
                                 ["numpy:negative", "numpy:negative"])
     assert c.settings["quarantined"] == {"t:negative3": [2]}
-    assert c.settings["schedule"]["forgiven"] == 1
+    # cleared when it was left out, and at its first death if that death's iteration drew a
+    # value regime (below the floor, the group then avoids it)
+    assert c.settings["schedule"]["forgiven"] == 1 + len(c.settings["schedule"].get("avoided", {}).get("t:negative3", []))
     # the API is still known as one that kills workers, but its group no longer runs apart
     assert c.settings["isolated"] == {"apis": ["numpy:tests.fuzz.fakelib.negative_abort_on_inf"], "groups": 0}
     deaths = c.settings["pool"].get("deaths", 0) + c.settings["pool"].get("isolation", {}).get("deaths", 0)
@@ -334,3 +336,39 @@ def test_an_isolated_iteration_costs_its_calls_cpu_seconds_and_its_deaths_wall_s
         MemberResult("timeout", duration_s=3.0),     # a death: what it held the worker for
         MemberResult("skipped"), MemberResult("cancelled")])
     assert isolated_cost(run) == pytest.approx(3.15)
+
+
+def test_a_group_short_of_its_floor_avoids_a_regime_at_a_members_first_death():
+    """x:lcm: torch's lcm died once (SIGFPE) and JAX's once (a hang) at integer extremes, and
+    the two deaths charged the group its whole floor cap in two iterations. Below the floor, a
+    first death makes the group avoid that regime and clears its charges; above it, a member
+    needs quarantine_after deaths as before."""
+    from collections import Counter
+    from types import SimpleNamespace as NS
+
+    from xamt.fuzz.campaign import _Fuzzer
+
+    class Schedule:
+        def __init__(self, short):
+            self.short, self.avoided, self.forgiven = short, [], 0
+
+        def below_floor(self, key):
+            return self.short
+
+        def avoid(self, key, op):
+            self.avoided.append(op)
+            return True
+
+        def forgive(self, key):
+            self.forgiven += 1
+
+    g = group("x:lcm", ["numpy:lcm", "numpy:lcm", "numpy:lcm"])
+    died = MemberResult("crashed")
+    for short, want in ((True, ["values:edges"]), (False, [])):
+        fuzzer = NS(settings=NS(quarantine_after=2), strikes=Counter(), quarantined={},
+                    schedule=Schedule(short))
+        _Fuzzer._quarantine(fuzzer, NS(group=g, members=[0, 1, 2], results=[MemberResult("ok"), died,
+                                                                             MemberResult("ok")]),
+                            "values:edges")
+        assert fuzzer.schedule.avoided == want and fuzzer.schedule.forgiven == len(want)
+        assert fuzzer.quarantined == {}

@@ -616,7 +616,8 @@ class _Fuzzer:
         otherwise hold back the rest of its group (the cap) or fill the isolation worker. One
         that cannot be left out (its group would keep one member) makes its group avoid the
         value regime of ``op``, the iteration it died in (:meth:`Schedule.avoid`), and clears
-        the group's charges while it still draws another regime."""
+        the group's charges while it still draws another regime; so does any death in a
+        cross-library group short of its floor (:meth:`Schedule.below_floor`)."""
         limit = self.settings.quarantine_after
         if not limit:
             return
@@ -626,7 +627,14 @@ class _Fuzzer:
                 continue
             self.strikes[(key, mi)] += 1
             out = self.quarantined.get(key, set())
-            if self.strikes[(key, mi)] < limit or mi in out:
+            if mi in out:
+                continue
+            if self.strikes[(key, mi)] < limit:
+                # a cross-library group short of its floor stops drawing the values a member
+                # died on at once: deaths of two members, one each (torch's SIGFPE and JAX's hang
+                # at integer extremes), charged x:lcm its whole floor cap in two iterations
+                if self.schedule is not None and self.schedule.below_floor(key) and self.schedule.avoid(key, op):
+                    self.schedule.forgive(key)
                 continue
             if len(run.group.members) - len(out) <= 2:
                 # it cannot be left out (two members are the least to compare): the group stops

@@ -36,8 +36,8 @@ campaign's time with that ranking under these rules, all the same for every grou
   fuzzed at the rate of its own calls. Where only two members would remain, the group stops
   drawing the value regime its member died in (:meth:`Schedule.avoid`) and, while it still
   draws another, its charges are cleared the same way (the deaths spent learning which values
-  kill would otherwise hold it below the floor); an input that killed a worker is never a
-  parent.
+  kill would otherwise hold it below the floor). A cross-library group short of its floor does
+  so at any member's first death; an input that killed a worker is never a parent.
 - **Groups that compile stay on their worker.** A group's iterations run on the worker that
   ran its last ones (sandbox affinity), where its compiled programs are, while its calls
   compile anything (a compiled member; JAX's eager operations); one whose last run at a new
@@ -400,9 +400,13 @@ class Schedule:
         """``key``'s cap: ``cap``, or ``floor_cap_s`` if more while it is a cross-library group
         below the floor (the common cap is a few seconds: a group whose calls take 50 ms, an
         SVD, a special function's series, would never reach the floor under it)."""
-        if key in self._floor_set and self.search.groups[key].iterations < self.settings.floor:
+        if self.below_floor(key):
             return max(cap, self.settings.floor_cap_s)
         return cap
+
+    def below_floor(self, key: Hashable) -> bool:
+        """Whether ``key`` is a cross-library group that has not reached its floor yet."""
+        return key in self._floor_set and self.search.groups[key].iterations < self.settings.floor
 
     def _compiled_proposal(self) -> Proposal | None:
         keys = self._open(_COMPILED)
@@ -607,7 +611,7 @@ class Schedule:
                     self._warm_keys = None  # warm now: among those drawn while the slow lane is busy
                 self.warm[prop.key].add(prop.input.compile_signature())
             self._cold_floor.discard(prop.key)
-        if prop.key in self._floor_set and self.search.groups[prop.key].iterations < self.settings.floor:
+        if self.below_floor(prop.key):
             self.floor_deficit = max(0, self.floor_deficit - 1)
         if rate is not None:
             self._rate = rate
