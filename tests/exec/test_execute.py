@@ -222,6 +222,11 @@ def test_a_footprint_names_the_api_s_function_and_the_public_functions_its_call_
     # our own frames (the worker, the call helpers) are never part of it
     assert code_key("xamt.exec.member", "invoke") not in outer["calls"]
     assert ex.footprint(dying, values) is None
+    # a compiled call's footprint is its API's own: the compiler runs the Python once per
+    # signature only (the stand-in compiler here leaves no frame of its own)
+    compiled = member("crashy", "tests.groups.crashers.wrapped_off_by_one", "tests.groups.crashers:wrapped_off_by_one",
+                      [(0, "x", 0, None, True)], call="compiled", via="tests.groups.crashers:call_through")
+    assert ex.footprint(compiled, values) == outer
     # in-process, the same answer
     assert call_footprint(member_spec(wrapper, adapters), values) == outer
 

@@ -100,7 +100,12 @@ def call_footprint(member: Sequence[Any], values: Mapping[int, Any], trace: str 
         if evaluator is not None:
             abstract_call(prep, values, evaluator)
         else:
-            invoke(prep, prep.describe(values))
+            target, args, kwargs = prep.describe(values)
+            if prep.member.via and target == prep.member.via:
+                # a compiled call runs the API's Python only when it traces, once per signature:
+                # the API is called as it is (its Python is what the compiled program was traced from)
+                target, args = args[0], args[1:]
+            invoke(prep, (target, args, kwargs))
     except Exception:
         pass
     finally:
