@@ -205,3 +205,13 @@ def test_a_refusal_where_every_returning_member_gives_only_nan_is_a_policy():
     assert p.match(FindingClass.STATUS, library="numpy", computation=None, trigger="zero", group=fft) is None
     assert p.match(FindingClass.VALUE, library="numpy", computation=None, trigger="zero", group=fft,
                    undefined=True) is None
+
+
+def test_a_tensorflow_shift_by_a_negative_or_extreme_count_is_its_documented_policy():
+    p = load_policies()
+    shift = NS(category="generic", canonical="bitwise_left_shift")
+    for trigger in ("negative", "int-extreme"):
+        pol = p.match(FindingClass.VALUE, library="tensorflow", computation=None, trigger=trigger, group=shift)
+        assert pol is not None and pol.name == "shift count outside the type's width"
+    assert p.match(FindingClass.VALUE, library="tensorflow", computation=None, trigger="ordinary", group=shift) is None
+    assert p.match(FindingClass.VALUE, library="torch", computation=None, trigger="negative", group=shift) is None
