@@ -326,7 +326,8 @@ class FindingsStore:
         (:meth:`Finding.dedup_key`) only bumps ``hits`` and ``last_seen``, and records ``f``'s
         group and dtype as an occurrence. So does the first finding of the same class and
         signature whose ``summary["lineage"]`` ``related(theirs, f's)`` says shares the cause
-        (:func:`xamt.triage.dedup.same_cause`: one API calls the other)."""
+        (:func:`xamt.triage.dedup.same_cause`: one API calls the other, or is its namesake or
+        sibling on the same kernels)."""
         with self.store.transaction():
             cls, family, signature = f.dedup_key()
             row = self.store.query(
