@@ -215,3 +215,21 @@ def test_a_tensorflow_shift_by_a_negative_or_extreme_count_is_its_documented_pol
         assert pol is not None and pol.name == "shift count outside the type's width"
     assert p.match(FindingClass.VALUE, library="tensorflow", computation=None, trigger="ordinary", group=shift) is None
     assert p.match(FindingClass.VALUE, library="torch", computation=None, trigger="negative", group=shift) is None
+
+
+def test_with_no_float_input_another_members_float64_result_makes_a_float32_one_narrowed():
+    """scipy.linalg.invhilbert(n) computes in float64, JAX's in float32 (its documented 32-bit
+    default): with an integer n only, the other member's result says how wide it could be."""
+    from xamt.triage.policy import narrowed, widths_elsewhere
+
+    others = [np.zeros((3, 3)), (np.zeros(2, np.float32), np.zeros(2, np.int64))]
+    assert widths_elsewhere([np.dtype(np.int64)], others) == [np.dtype(np.float64), np.dtype(np.float32)]
+    assert widths_elsewhere([], others)[0] == np.float64
+    # a float input says it already: the others' results add nothing
+    assert widths_elsewhere([np.dtype(np.float32)], others) == []
+    wide = widths_elsewhere([np.dtype(np.int64)], others)
+    assert narrowed([np.dtype(np.int64), *wide], [np.dtype(np.float32)])
+    assert not narrowed([np.dtype(np.int64)], [np.dtype(np.float32)])
+    pol = load_policies().match(FindingClass.PRECISION, library="jax", computation="float32", trigger="ordinary",
+                                group=NS(category="linalg", canonical="invhilbert"), narrowed=True)
+    assert pol is not None and pol.name == "32-bit by default"

@@ -41,7 +41,7 @@ from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_si
                                numeric_arrays, trigger, validation_family, crash_family,
                                cause_cluster, Lineage, load_lineage, RULE_CLASSES)
 from xamt.triage.policy import (Policies, at_edge, computation_dtype, load_policies, narrowed, requested_dtypes,
-                                undefined_everywhere)
+                                undefined_everywhere, widths_elsewhere)
 from xamt.triage.domain import Domain, broken_domain, load_domains
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
@@ -598,7 +598,10 @@ class Triage:
         computation = computation_dtype([*input_dtypes(values), *out_dtypes])
         policy = self.policies.match(cls_name, library=out_m.library, computation=computation,
                                      trigger=trigger(values), group=group,
-                                     narrowed=narrowed([*input_dtypes(values), *requested_dtypes(values)],
+                                     narrowed=narrowed([*input_dtypes(values), *requested_dtypes(values),
+                                                        *widths_elsewhere(input_dtypes(values), (
+                                                            r.value for m, r in zip(members, results)
+                                                            if m != outlier and r.ok))],
                                                        out_dtypes, numeric_arrays(values)),
                                      edge=edge, precondition=refused_on_purpose, shared=shared,
                                      undefined=cls_name == FindingClass.STATUS and undefined_everywhere(

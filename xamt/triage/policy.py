@@ -21,7 +21,7 @@ from xamt.findings import FindingClass
 from xamt.triage.dedup import TRIGGERS
 
 __all__ = ["Policy", "Policies", "load_policies", "computation_dtype", "narrowed", "requested_dtypes", "at_edge",
-           "EDGE_FACTOR", "undefined_everywhere"]
+           "EDGE_FACTOR", "undefined_everywhere", "widths_elsewhere"]
 
 #: float dtypes from the lowest precision up: the computation ran in the first one present
 _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "complex64",
@@ -144,6 +144,17 @@ def narrowed(inputs: Iterable[np.dtype], outputs: Iterable[np.dtype], values: It
         if kind and kind in widest and dt.itemsize // (2 if dt.kind == "c" else 1) < widest[kind]:
             return True
     return False
+
+
+def widths_elsewhere(inputs: Iterable[np.dtype], others: Iterable[Any]) -> list[np.dtype]:
+    """The float dtypes the other members' outputs ``others`` hold, where no input dtype is a
+    float: with only integers or numbers in, what another library computed in says how wide the
+    result could be (scipy's ``invhilbert(n)`` in float64 beside JAX's float32). For
+    :func:`narrowed`, they count as inputs of their kind; with a float input, none."""
+    if any(np.dtype(dt).kind in "fc" for dt in inputs):
+        return []
+    return [a.dtype for out in others for a in leaves(out)
+            if isinstance(a, np.ndarray) and a.dtype.kind in "fc"]
 
 
 def requested_dtypes(values: Mapping[Any, Any]) -> list[np.dtype]:
