@@ -233,3 +233,20 @@ def test_with_no_float_input_another_members_float64_result_makes_a_float32_one_
     pol = load_policies().match(FindingClass.PRECISION, library="jax", computation="float32", trigger="ordinary",
                                 group=NS(category="linalg", canonical="invhilbert"), narrowed=True)
     assert pol is not None and pol.name == "32-bit by default"
+
+
+def test_torch_reducing_a_0d_tensor_over_dim_0_is_its_convention_and_a_bad_rule_is_refused(tmp_path):
+    p = load_policies()
+    norm = NS(category="linalg", canonical="vector_norm")
+    bounds = "returns where others raise | ValueError: axis # is out of bounds for array of dimension #"
+    pol = p.match(FindingClass.VALIDATION, library="torch", computation="float32", trigger="ordinary",
+                  group=norm, rule=bounds, scalar=True)
+    assert pol is not None and pol.name == "reduces a 0-d tensor over dim 0 or -1"
+    assert p.match(FindingClass.VALIDATION, library="torch", computation="float32", trigger="ordinary",
+                   group=norm, rule=bounds) is None  # no 0-d input
+    assert p.match(FindingClass.VALIDATION, library="torch", computation="float32", trigger="ordinary",
+                   group=norm, rule="returns where others raise | ValueError: scale <= 0", scalar=True) is None
+    bad = tmp_path / "policies.toml"
+    bad.write_text('[[policy]]\nname = "x"\nclasses = ["value"]\nrule = "("\nreason = "r"\n')
+    with pytest.raises(DataFileError, match="regular expression"):
+        load_policies(bad)

@@ -605,7 +605,9 @@ class Triage:
                                                        out_dtypes, numeric_arrays(values)),
                                      edge=edge, precondition=refused_on_purpose, shared=shared,
                                      undefined=cls_name == FindingClass.STATUS and undefined_everywhere(
-                                         r.value for m, r in zip(members, results) if m != outlier and r.ok))
+                                         r.value for m, r in zip(members, results) if m != outlier and r.ok),
+                                     rule=cand.signature if cand.kind in (SignalKind.STATUS, "status") else "",
+                                     scalar=any(a.ndim == 0 for a in numeric_arrays(values)))
         if policy is not None:
             summary = {**summary, "policy": {"name": policy.name, "reason": policy.reason,
                                              "class": cls_name.value}}

@@ -9,6 +9,7 @@ evidence gave.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -27,7 +28,7 @@ __all__ = ["Policy", "Policies", "load_policies", "computation_dtype", "narrowed
 _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "complex64",
                     "float64", "complex128", "longdouble", "clongdouble")
 _KEYS = {"name", "classes", "libraries", "computation", "triggers", "categories", "canonical", "relations",
-         "reason", "narrowed", "edge", "precondition", "shared", "undefined"}
+         "reason", "narrowed", "edge", "precondition", "shared", "undefined", "rule", "scalar"}
 #: "at the edge of the float range": within this factor of the dtype's largest finite value,
 #: where a sum of a few hundred elements, or one step of a recurrence, overflows
 EDGE_FACTOR = 2.0 ** 10
@@ -72,11 +73,17 @@ class Policy:
     #: True: only where every member that returns gives nothing but NaN (the others refusing):
     #: no member has a value there (:func:`undefined_everywhere`)
     undefined: bool | None = None
+    #: a regular expression the refusal rule the finding is keyed by must match (a validation
+    #: finding's "returns where others raise | <their error>")
+    rule: str | None = None
+    #: True: only where a numeric input array is 0-d
+    scalar: bool | None = None
 
     def matches(self, finding_class: FindingClass, library: str | None, computation: str | None,
                 trigger: str, category: str | None, canonical: str | None,
                 narrowed: bool = False, edge: bool = False, precondition: bool = False,
-                relation: str | None = None, shared: bool = False, undefined: bool = False) -> bool:
+                relation: str | None = None, shared: bool = False, undefined: bool = False,
+                rule: str = "", scalar: bool = False) -> bool:
         """Whether a finding with this evidence falls under the policy."""
         checks = ((self.libraries, library), (self.computation, computation),
                   (self.triggers, trigger), (self.categories, category),
@@ -87,6 +94,8 @@ class Policy:
                 and (self.precondition is None or self.precondition == precondition)
                 and (self.shared is None or self.shared == shared)
                 and (self.undefined is None or self.undefined == undefined)
+                and (self.scalar is None or self.scalar == scalar)
+                and (self.rule is None or re.search(self.rule, rule) is not None)
                 and all(allowed is None or value in allowed for allowed, value in checks))
 
 
@@ -98,14 +107,15 @@ class Policies:
 
     def match(self, finding_class: FindingClass, *, library: str | None, computation: str | None,
               trigger: str, group: Any, narrowed: bool = False, edge: bool = False,
-              precondition: bool = False, shared: bool = False, undefined: bool = False) -> Policy | None:
+              precondition: bool = False, shared: bool = False, undefined: bool = False, rule: str = "",
+              scalar: bool = False) -> Policy | None:
         """The first policy the evidence matches, or None."""
         category = getattr(group, "category", None)
         canonical = getattr(group, "canonical", None)
         relation = getattr(group, "relation", None)
         return next((p for p in self.items if p.matches(
             finding_class, library, computation, trigger, category, canonical, narrowed, edge,
-            precondition, relation, shared, undefined)), None)
+            precondition, relation, shared, undefined, rule, scalar)), None)
 
 
 def narrowed(inputs: Iterable[np.dtype], outputs: Iterable[np.dtype], values: Iterable[Any] = ()) -> bool:
@@ -229,9 +239,15 @@ def load_policies(path: str | Path | None = None) -> Policies:
             if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
                 raise DataFileError(f"{at} ({raw['name']}): {key!r} must be a non-empty list of strings")
             lists[key] = frozenset(value)
-        for flag in ("narrowed", "edge", "precondition", "shared", "undefined"):
+        for flag in ("narrowed", "edge", "precondition", "shared", "undefined", "scalar"):
             if flag in raw and not isinstance(raw[flag], bool):
                 raise DataFileError(f"{at} ({raw['name']}): {flag!r} must be true or false")
+        rule = raw.get("rule")
+        if rule is not None:
+            try:
+                re.compile(rule)
+            except (re.error, TypeError) as exc:
+                raise DataFileError(f"{at} ({raw['name']}): 'rule' must be a regular expression: {exc}") from None
         if "classes" not in lists:
             raise DataFileError(f"{at} ({raw['name']}): 'classes' is required")
         bad = sorted(lists["classes"] - known)
@@ -243,5 +259,5 @@ def load_policies(path: str | Path | None = None) -> Policies:
         items.append(Policy(name=raw["name"], reason=" ".join(raw["reason"].split()),
                             narrowed=raw.get("narrowed"), edge=raw.get("edge"),
                             precondition=raw.get("precondition"), shared=raw.get("shared"),
-                            undefined=raw.get("undefined"), **lists))
+                            undefined=raw.get("undefined"), scalar=raw.get("scalar"), rule=rule, **lists))
     return Policies(tuple(items))
