@@ -250,3 +250,28 @@ def test_torch_reducing_a_0d_tensor_over_dim_0_is_its_convention_and_a_bad_rule_
     bad.write_text('[[policy]]\nname = "x"\nclasses = ["value"]\nrule = "("\nreason = "r"\n')
     with pytest.raises(DataFileError, match="regular expression"):
         load_policies(bad)
+
+
+def test_a_refusal_in_an_inferred_relation_at_a_rank_beyond_its_seed_is_outside_its_validation():
+    """scipy.ndimage.convolve1d refusing 4-D weights that convolve takes: the pair was validated
+    on 1-D weights. At the seed's ranks the refusal stays a bug."""
+    from xamt.inputs import GroupInput, SlotValue
+    from xamt.inputs.arrays import ArrayRecipe
+    from xamt.triage.policy import beyond_seed
+
+    seed = GroupInput({0: SlotValue.array(ArrayRecipe(seed=1, dtype="float32", shape=(5,))),
+                       1: SlotValue.array(ArrayRecipe(seed=2, dtype="float32", shape=(3,)))})
+    pair = NS(category="nn", canonical="convolve1d", relation="inferred", seed_inputs=lambda: [seed])
+    four_d = {0: np.ones(5, np.float32), 1: np.ones((1, 1, 1, 1), np.float32)}
+    assert beyond_seed(pair, four_d)
+    assert not beyond_seed(pair, {0: np.ones(7, np.float32), 1: np.ones(2, np.float32)})
+    assert not beyond_seed(NS(), four_d)  # no seed known
+    p = load_policies()
+    pol = p.match(FindingClass.STATUS, library="scipy", computation="float32", trigger="ordinary",
+                  group=pair, beyond_seed=True)
+    assert pol is not None and pol.name == "inferred relation parts beyond its validation"
+    assert p.match(FindingClass.STATUS, library="scipy", computation="float32", trigger="ordinary",
+                   group=pair) is None
+    assert p.match(FindingClass.STATUS, library="scipy", computation="float32", trigger="ordinary",
+                   group=NS(category="nn", canonical="convolve1d", relation="cross_library"),
+                   beyond_seed=True) is None

@@ -41,7 +41,7 @@ from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_si
                                numeric_arrays, trigger, validation_family, crash_family,
                                cause_cluster, Lineage, load_lineage, RULE_CLASSES)
 from xamt.triage.policy import (Policies, at_edge, computation_dtype, load_policies, narrowed, requested_dtypes,
-                                undefined_everywhere, widths_elsewhere)
+                                undefined_everywhere, widths_elsewhere, beyond_seed)
 from xamt.triage.domain import Domain, broken_domain, load_domains
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
@@ -607,7 +607,8 @@ class Triage:
                                      undefined=cls_name == FindingClass.STATUS and undefined_everywhere(
                                          r.value for m, r in zip(members, results) if m != outlier and r.ok),
                                      rule=cand.signature if cand.kind in (SignalKind.STATUS, "status") else "",
-                                     scalar=any(a.ndim == 0 for a in numeric_arrays(values)))
+                                     scalar=any(a.ndim == 0 for a in numeric_arrays(values)),
+                                     beyond_seed=beyond_seed(group, values))
         if policy is not None:
             summary = {**summary, "policy": {"name": policy.name, "reason": policy.reason,
                                              "class": cls_name.value}}

@@ -19,16 +19,17 @@ import numpy as np
 from xamt.errors import DataFileError
 from xamt.exec.normalise import leaves
 from xamt.findings import FindingClass
+from xamt.inputs import materialise
 from xamt.triage.dedup import TRIGGERS
 
 __all__ = ["Policy", "Policies", "load_policies", "computation_dtype", "narrowed", "requested_dtypes", "at_edge",
-           "EDGE_FACTOR", "undefined_everywhere", "widths_elsewhere"]
+           "EDGE_FACTOR", "undefined_everywhere", "widths_elsewhere", "beyond_seed"]
 
 #: float dtypes from the lowest precision up: the computation ran in the first one present
 _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "complex64",
                     "float64", "complex128", "longdouble", "clongdouble")
 _KEYS = {"name", "classes", "libraries", "computation", "triggers", "categories", "canonical", "relations",
-         "reason", "narrowed", "edge", "precondition", "shared", "undefined", "rule", "scalar"}
+         "reason", "narrowed", "edge", "precondition", "shared", "undefined", "rule", "scalar", "beyond_seed"}
 #: "at the edge of the float range": within this factor of the dtype's largest finite value,
 #: where a sum of a few hundred elements, or one step of a recurrence, overflows
 EDGE_FACTOR = 2.0 ** 10
@@ -78,12 +79,15 @@ class Policy:
     rule: str | None = None
     #: True: only where a numeric input array is 0-d
     scalar: bool | None = None
+    #: True: only where an input array has a higher rank than the same slot of the group's seed,
+    #: the input its relation was validated on (:func:`beyond_seed`)
+    beyond_seed: bool | None = None
 
     def matches(self, finding_class: FindingClass, library: str | None, computation: str | None,
                 trigger: str, category: str | None, canonical: str | None,
                 narrowed: bool = False, edge: bool = False, precondition: bool = False,
                 relation: str | None = None, shared: bool = False, undefined: bool = False,
-                rule: str = "", scalar: bool = False) -> bool:
+                rule: str = "", scalar: bool = False, beyond_seed: bool = False) -> bool:
         """Whether a finding with this evidence falls under the policy."""
         checks = ((self.libraries, library), (self.computation, computation),
                   (self.triggers, trigger), (self.categories, category),
@@ -95,6 +99,7 @@ class Policy:
                 and (self.shared is None or self.shared == shared)
                 and (self.undefined is None or self.undefined == undefined)
                 and (self.scalar is None or self.scalar == scalar)
+                and (self.beyond_seed is None or self.beyond_seed == beyond_seed)
                 and (self.rule is None or re.search(self.rule, rule) is not None)
                 and all(allowed is None or value in allowed for allowed, value in checks))
 
@@ -108,14 +113,14 @@ class Policies:
     def match(self, finding_class: FindingClass, *, library: str | None, computation: str | None,
               trigger: str, group: Any, narrowed: bool = False, edge: bool = False,
               precondition: bool = False, shared: bool = False, undefined: bool = False, rule: str = "",
-              scalar: bool = False) -> Policy | None:
+              scalar: bool = False, beyond_seed: bool = False) -> Policy | None:
         """The first policy the evidence matches, or None."""
         category = getattr(group, "category", None)
         canonical = getattr(group, "canonical", None)
         relation = getattr(group, "relation", None)
         return next((p for p in self.items if p.matches(
             finding_class, library, computation, trigger, category, canonical, narrowed, edge,
-            precondition, relation, shared, undefined, rule, scalar)), None)
+            precondition, relation, shared, undefined, rule, scalar, beyond_seed)), None)
 
 
 def narrowed(inputs: Iterable[np.dtype], outputs: Iterable[np.dtype], values: Iterable[Any] = ()) -> bool:
@@ -165,6 +170,21 @@ def widths_elsewhere(inputs: Iterable[np.dtype], others: Iterable[Any]) -> list[
         return []
     return [a.dtype for out in others for a in leaves(out)
             if isinstance(a, np.ndarray) and a.dtype.kind in "fc"]
+
+
+def beyond_seed(group: Any, values: Mapping[int, Any]) -> bool:
+    """Whether an array of slot ``values`` has a higher rank than the same slot of ``group``'s
+    first seed, the input the group was validated on (``scipy.ndimage.convolve1d`` given 4-D
+    weights where the seed's were 1-D). False where the group has no seed."""
+    seeds = group.seed_inputs() if hasattr(group, "seed_inputs") else []
+    if not seeds:
+        return False
+    try:
+        seed = materialise(seeds[0])
+    except Exception:  # a seed that no longer materialises says nothing
+        return False
+    return any(isinstance(v, np.ndarray) and isinstance(seed.get(slot), np.ndarray)
+               and v.ndim > seed[slot].ndim for slot, v in values.items())
 
 
 def requested_dtypes(values: Mapping[Any, Any]) -> list[np.dtype]:
@@ -239,7 +259,7 @@ def load_policies(path: str | Path | None = None) -> Policies:
             if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
                 raise DataFileError(f"{at} ({raw['name']}): {key!r} must be a non-empty list of strings")
             lists[key] = frozenset(value)
-        for flag in ("narrowed", "edge", "precondition", "shared", "undefined", "scalar"):
+        for flag in ("narrowed", "edge", "precondition", "shared", "undefined", "scalar", "beyond_seed"):
             if flag in raw and not isinstance(raw[flag], bool):
                 raise DataFileError(f"{at} ({raw['name']}): {flag!r} must be true or false")
         rule = raw.get("rule")
@@ -259,5 +279,6 @@ def load_policies(path: str | Path | None = None) -> Policies:
         items.append(Policy(name=raw["name"], reason=" ".join(raw["reason"].split()),
                             narrowed=raw.get("narrowed"), edge=raw.get("edge"),
                             precondition=raw.get("precondition"), shared=raw.get("shared"),
-                            undefined=raw.get("undefined"), scalar=raw.get("scalar"), rule=rule, **lists))
+                            undefined=raw.get("undefined"), scalar=raw.get("scalar"),
+                            beyond_seed=raw.get("beyond_seed"), rule=rule, **lists))
     return Policies(tuple(items))
