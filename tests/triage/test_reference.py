@@ -790,6 +790,37 @@ def test_a_subnormal_intermediate_the_outlier_flushes_is_told_by_running_a_refer
     assert seen.get("outlier") == 2 and seen.get("cls") == FindingClass.VALUE, (out.dropped, seen)
 
 
+def test_a_subnormal_input_the_outlier_flushes_is_told_where_its_own_float64_run_is_the_reference(
+        tmp_path, monkeypatch):
+    """tnp.log10 of [nan, -1.4e-45] in float32: TensorFlow flushes the subnormal to -0 and
+    returns -inf where its own float64 run (the reference) gives NaN. Rerunning that reference
+    in float32 gives -inf flushed or not (it is the outlier), so the rerun cannot tell; the NaN
+    keys the finding. A member of another library run flushing gives -inf too: class subnormal."""
+    import numpy as np
+
+    from xamt.findings import FindingClass
+    from xamt.triage.classify import flush_subnormals
+
+    def log10(m, x):
+        with np.errstate(all="ignore"):
+            flushes = m == 2 and x.dtype == np.float32
+            return np.log10(flush_subnormals({0: x})[0] if flushes else x)
+
+    def flushing(m, x):
+        with np.errstate(all="ignore"):
+            return np.log10(flush_subnormals({0: x})[0])
+
+    values = {0: np.array([np.nan, -1.4e-45], np.float32)}
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "log10", log10, flushing=flushing)
+    def own_float64_run(group, vals, ok, outputs, first=None):
+        up = {0: vals[0].astype(np.float64)}
+        return 2, log10(2, up[0]), "other.log10 on float64 inputs", up
+    monkeypatch.setattr(t, "_reference", own_float64_run)
+    assert np.isnan(own_float64_run(group, values, [], {})[1][1])
+    _, out = _process(t, group, executor, values, 2)
+    assert seen.get("outlier") == 2 and seen.get("cls") == FindingClass.SUBNORMAL, (out.dropped, seen)
+
+
 def test_a_precision_loss_another_implementation_shares_is_the_dtypes_rounding(tmp_path, monkeypatch):
     """Member 2 is off the float64 result by 0.3 %, under a loose tolerance (a precision
     finding); where another library's float32 result is off too (0.1 %), the loss is the

@@ -411,18 +411,22 @@ class Triage:
                     cls_name = FindingClass.SUBNORMAL
                     why = ("the reference's side flushes subnormal inputs to zero: the member that "
                            "keeps them gives the reference's result on flushed inputs")
-            if (not has_sub and not accepts and out_leaf.dtype.kind in "fc" and out_leaf.shape == ref_leaf.shape
+            if (not accepts and out_leaf.dtype.kind in "fc" and out_leaf.shape == ref_leaf.shape
                     and cls_name in _FLUSHABLE):
-                # no input is subnormal, but an intermediate may be: a member of the reference's
+                # an intermediate may be subnormal where no input is: a member of the reference's
                 # side run the way XLA runs gives the outlier's result (before the float64 test
-                # below, which the flushing passes too: 1/3.4e38 is normal in float64)
+                # below, which the flushing passes too: 1/3.4e38 is normal in float64). Where an
+                # input is subnormal and the reference is the outlier's own float64 run, the
+                # rerun above cannot tell (its float32 control is the outlier itself): tnp.log10
+                # of [nan, -1.4e-45] keyed by the NaN, -inf from the flushed -0
                 flusher = self._flushing_gives(group, values, outputs, live, outlier, leaf, out_leaf,
                                                ref_leaf, own_tol)
                 if flusher is not None:
                     cls_name = FindingClass.SUBNORMAL
                     why = (f"{group.members[flusher].qualname}, run with the CPU flushing subnormals to "
-                           f"zero (FTZ/DAZ), gives the outlier's result: a subnormal intermediate is "
-                           f"flushed inside the outlier's computation; no input is subnormal")
+                           f"zero (FTZ/DAZ), gives the outlier's result: a subnormal "
+                           + ("input is flushed" if has_sub else "intermediate is flushed inside the outlier's "
+                              "computation; no input is subnormal"))
             if cls_name == FindingClass.VALUE and ref_values is not None and ref_member != outlier:
                 # the outlier itself on the float64 inputs: when it then agrees with the
                 # reference, its lower-precision evaluation is what lost the result (a float32
