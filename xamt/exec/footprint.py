@@ -49,9 +49,9 @@ def entry_key(obj: Any) -> str | None:
 def _public_object(member: Any) -> Any:
     """The object ``member`` names: its target, or the target's attribute a constructed call
     runs (``torch.distributions:StudentT`` → ``StudentT.entropy``)."""
-    from xamt.libraries.base import resolve_ref
+    from xamt.exec.member import function
 
-    obj = resolve_ref(member.target)
+    obj = function(member.target)  # resolved once per process, as the calls resolve it
     last = member.qualname.rpartition(".")[2]
     if not member.target.endswith(last) and hasattr(obj, last):
         obj = getattr(obj, last)

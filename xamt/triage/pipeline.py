@@ -600,19 +600,16 @@ class Triage:
         out_dtypes = [a.dtype for a in leaves(out_res.value) if isinstance(a, np.ndarray)] \
             if out_res is not None and out_res.ok else []
         computation = computation_dtype([*input_dtypes(values), *out_dtypes])
-        policy = self.policies.match(cls_name, library=out_m.library, computation=computation,
-                                     trigger=trigger(values), group=group,
-                                     narrowed=narrowed([*input_dtypes(values), *requested_dtypes(values),
-                                                        *widths_elsewhere(input_dtypes(values), (
-                                                            r.value for m, r in zip(members, results)
-                                                            if m != outlier and r.ok))],
-                                                       out_dtypes, numeric_arrays(values)),
-                                     edge=edge, precondition=refused_on_purpose, shared=shared,
-                                     undefined=cls_name == FindingClass.STATUS and undefined_everywhere(
-                                         r.value for m, r in zip(members, results) if m != outlier and r.ok),
-                                     rule=cand.signature if cand.kind in (SignalKind.STATUS, "status") else "",
-                                     scalar=any(a.ndim == 0 for a in numeric_arrays(values)),
-                                     beyond_seed=beyond_seed(group, values))
+        # what the other members that returned gave: how wide a result could be, whether any has a value
+        others = [r.value for m, r in zip(members, results) if m != outlier and r.ok]
+        policy = self.policies.match(
+            cls_name, group=group, library=out_m.library, computation=computation, trigger=trigger(values),
+            narrowed=narrowed([*input_dtypes(values), *requested_dtypes(values),
+                               *widths_elsewhere(input_dtypes(values), others)], out_dtypes, numeric_arrays(values)),
+            edge=edge, precondition=refused_on_purpose, shared=shared,
+            undefined=cls_name == FindingClass.STATUS and undefined_everywhere(others),
+            rule=cand.signature if cand.kind in (SignalKind.STATUS, "status") else "",
+            scalar=any(a.ndim == 0 for a in numeric_arrays(values)), beyond_seed=beyond_seed(group, values))
         if policy is not None:
             summary = {**summary, "policy": {"name": policy.name, "reason": policy.reason,
                                              "class": cls_name.value}}

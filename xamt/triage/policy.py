@@ -28,8 +28,12 @@ __all__ = ["Policy", "Policies", "load_policies", "computation_dtype", "narrowed
 #: float dtypes from the lowest precision up: the computation ran in the first one present
 _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "complex64",
                     "float64", "complex128", "longdouble", "clongdouble")
-_KEYS = {"name", "classes", "libraries", "computation", "triggers", "categories", "canonical", "relations",
-         "reason", "narrowed", "edge", "precondition", "shared", "undefined", "rule", "scalar", "beyond_seed"}
+#: the policy fields whose value the evidence's must be among, and the true/false ones
+_LISTS = ("libraries", "computation", "triggers", "categories", "canonical", "relations")
+_FLAGS = ("narrowed", "edge", "precondition", "shared", "undefined", "scalar", "beyond_seed")
+#: a list field's evidence key: the policy names the set, the evidence one value
+_EVIDENCE = {"libraries": "library", "triggers": "trigger", "categories": "category", "relations": "relation"}
+_KEYS = {"name", "classes", "reason", "rule", *_LISTS, *_FLAGS}
 #: "at the edge of the float range": within this factor of the dtype's largest finite value,
 #: where a sum of a few hundred elements, or one step of a recurrence, overflows
 EDGE_FACTOR = 2.0 ** 10
@@ -83,25 +87,18 @@ class Policy:
     #: the input its relation was validated on (:func:`beyond_seed`)
     beyond_seed: bool | None = None
 
-    def matches(self, finding_class: FindingClass, library: str | None, computation: str | None,
-                trigger: str, category: str | None, canonical: str | None,
-                narrowed: bool = False, edge: bool = False, precondition: bool = False,
-                relation: str | None = None, shared: bool = False, undefined: bool = False,
-                rule: str = "", scalar: bool = False, beyond_seed: bool = False) -> bool:
-        """Whether a finding with this evidence falls under the policy."""
-        checks = ((self.libraries, library), (self.computation, computation),
-                  (self.triggers, trigger), (self.categories, category),
-                  (self.canonical, canonical), (self.relations, relation))
-        return (finding_class.value in self.classes
-                and (self.narrowed is None or self.narrowed == narrowed)
-                and (self.edge is None or self.edge == edge)
-                and (self.precondition is None or self.precondition == precondition)
-                and (self.shared is None or self.shared == shared)
-                and (self.undefined is None or self.undefined == undefined)
-                and (self.scalar is None or self.scalar == scalar)
-                and (self.beyond_seed is None or self.beyond_seed == beyond_seed)
-                and (self.rule is None or re.search(self.rule, rule) is not None)
-                and all(allowed is None or value in allowed for allowed, value in checks))
+    def matches(self, finding_class: FindingClass, evidence: Mapping[str, Any]) -> bool:
+        """Whether a finding of ``finding_class`` with this ``evidence`` falls under the policy:
+        each of :data:`_LISTS` the policy sets holds the evidence's value, each of
+        :data:`_FLAGS` it sets equals the evidence's (absent: False), and :attr:`rule` matches
+        the evidence's ``rule``."""
+        if finding_class.value not in self.classes:
+            return False
+        if any(getattr(self, k) is not None and evidence.get(k) not in getattr(self, k) for k in _LISTS):
+            return False
+        if any(getattr(self, k) is not None and getattr(self, k) != bool(evidence.get(k)) for k in _FLAGS):
+            return False
+        return self.rule is None or re.search(self.rule, evidence.get("rule") or "") is not None
 
 
 @dataclass(frozen=True)
@@ -110,17 +107,14 @@ class Policies:
 
     items: tuple[Policy, ...]
 
-    def match(self, finding_class: FindingClass, *, library: str | None, computation: str | None,
-              trigger: str, group: Any, narrowed: bool = False, edge: bool = False,
-              precondition: bool = False, shared: bool = False, undefined: bool = False, rule: str = "",
-              scalar: bool = False, beyond_seed: bool = False) -> Policy | None:
-        """The first policy the evidence matches, or None."""
-        category = getattr(group, "category", None)
-        canonical = getattr(group, "canonical", None)
-        relation = getattr(group, "relation", None)
-        return next((p for p in self.items if p.matches(
-            finding_class, library, computation, trigger, category, canonical, narrowed, edge,
-            precondition, relation, shared, undefined, rule, scalar, beyond_seed)), None)
+    def match(self, finding_class: FindingClass, *, group: Any, **evidence: Any) -> Policy | None:
+        """The first policy the evidence matches, or None. ``evidence``: ``library``,
+        ``computation``, ``trigger``, ``rule`` and the flags of :data:`_FLAGS` (absent: False);
+        the group gives its category, canonical name and relation."""
+        given = {**evidence, "category": getattr(group, "category", None),
+                 "canonical": getattr(group, "canonical", None), "relation": getattr(group, "relation", None)}
+        keyed = {k: given.get(_EVIDENCE.get(k, k)) for k in _LISTS}
+        return next((p for p in self.items if p.matches(finding_class, {**given, **keyed})), None)
 
 
 def narrowed(inputs: Iterable[np.dtype], outputs: Iterable[np.dtype], values: Iterable[Any] = ()) -> bool:
@@ -252,14 +246,14 @@ def load_policies(path: str | Path | None = None) -> Policies:
             if not isinstance(raw.get(key), str) or not raw[key].strip():
                 raise DataFileError(f"{at}: {key!r} must be a non-empty string")
         lists = {}
-        for key in ("classes", "libraries", "computation", "triggers", "categories", "canonical", "relations"):
+        for key in ("classes", *_LISTS):
             value = raw.get(key)
             if value is None:
                 continue
             if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
                 raise DataFileError(f"{at} ({raw['name']}): {key!r} must be a non-empty list of strings")
             lists[key] = frozenset(value)
-        for flag in ("narrowed", "edge", "precondition", "shared", "undefined", "scalar", "beyond_seed"):
+        for flag in _FLAGS:
             if flag in raw and not isinstance(raw[flag], bool):
                 raise DataFileError(f"{at} ({raw['name']}): {flag!r} must be true or false")
         rule = raw.get("rule")
@@ -276,9 +270,6 @@ def load_policies(path: str | Path | None = None) -> Policies:
         bad = sorted(lists.get("triggers", frozenset()) - set(TRIGGERS))
         if bad:
             raise DataFileError(f"{at} ({raw['name']}): unknown trigger(s) {bad}; known: {list(TRIGGERS)}")
-        items.append(Policy(name=raw["name"], reason=" ".join(raw["reason"].split()),
-                            narrowed=raw.get("narrowed"), edge=raw.get("edge"),
-                            precondition=raw.get("precondition"), shared=raw.get("shared"),
-                            undefined=raw.get("undefined"), scalar=raw.get("scalar"),
-                            beyond_seed=raw.get("beyond_seed"), rule=rule, **lists))
+        items.append(Policy(name=raw["name"], reason=" ".join(raw["reason"].split()), rule=rule,
+                            **{flag: raw.get(flag) for flag in _FLAGS}, **lists))
     return Policies(tuple(items))
