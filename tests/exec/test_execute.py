@@ -135,6 +135,25 @@ def test_abstract_probe_traces_without_running(pool, adapters):
     assert res[1]["int32"][0] == "ok" and res[1]["float64"][0] == "raised"  # popcount wants integers
 
 
+def test_an_item_run_wide_computes_a_jax_members_float64_input_in_float64(pool, adapters):
+    """JAX truncates float64 inputs to float32 unless float64 is enabled: an item run wide gets
+    the float64 result (triage's float64 experiments on the outlier), the plain one float32,
+    and the worker is left as it was."""
+    pytest.importorskip("jax")
+    from xamt.libraries.registry import Registry
+
+    libs = dict(adapters, jax=Registry().get("jax"))
+    g = unary("x:exp/generic", [("jax", "jax.numpy.exp", "jax.numpy:exp"),
+                                ("numpy", "numpy.exp", "numpy:exp")])
+    values = {0: np.array([0.1, 1.0], np.float64)}
+    ex = GroupExecutor(pool, libs, timeout=60, memo=True)
+    plain, wide, again = ex.run([ExecItem(g, values), ExecItem(g, values, wide=True), ExecItem(g, values)])
+    assert plain.results[0].value.dtype == np.float32
+    assert wide.results[0].value.dtype == np.float64 and wide.results[1].value.dtype == np.float64
+    np.testing.assert_allclose(wide.results[0].value, np.exp(values[0]), rtol=1e-14)  # not float32's 1e-8
+    assert again.results[0].value.dtype == np.float32
+
+
 def test_an_items_limit_caps_every_members_allowance_and_its_timeout_raises_it(pool, adapters):
     from types import SimpleNamespace
 

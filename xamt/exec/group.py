@@ -16,7 +16,7 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Generator, Mapping, Sequence
+from typing import Any, Generator, Iterable, Mapping, Sequence
 
 import msgpack
 import numpy as np
@@ -140,6 +140,9 @@ class ExecItem:
     sticky: bool = True
     #: each call runs with the CPU flushing subnormals to zero (:mod:`xamt.exec.fpmode`)
     flush_subnormals: bool = False
+    #: each call runs under its adapter's ``wide_ref`` (JAX computes float64 inputs in float64
+    #: only there): triage's float64 experiments on the outlier
+    wide: bool = False
 
 
 @dataclass
@@ -211,6 +214,15 @@ class GroupExecutor:
                                       "memo_hits": 0, "probe_tasks": 0, "probe_memo_hits": 0}
 
     # -- building blocks ---------------------------------------------------------------------
+    def _wide_refs(self, members: Iterable[Any]) -> dict[str, str]:
+        """``{library: wide_ref}`` of the adapters of ``members`` that have one."""
+        refs = {}
+        for m in members:
+            adapter = self.libraries.get(m.library)
+            if adapter is not None and getattr(adapter, "wide_ref", None):
+                refs[m.library] = adapter.wide_ref
+        return refs
+
     def spec(self, member: Any) -> tuple[str, bytes]:
         """The cached ``(member_id, spec_bytes)`` of ``member``."""
         cached = self._specs.get(id(member))
@@ -301,7 +313,8 @@ class GroupExecutor:
                     continue
                 if self.memo is not None:
                     # flushed calls apart (the plain calls' keys as they were)
-                    key = call_key(member, values, extra=(item.repeat, norm) + (("ftz",) if item.flush_subnormals else ()))
+                    key = call_key(member, values, extra=(item.repeat, norm) + (("ftz",) if item.flush_subnormals else ())
+                                   + (("wide",) if item.wide else ()))
                     if key is not None:
                         hit = self.memo.get(key)
                         if hit is not None:
@@ -320,6 +333,10 @@ class GroupExecutor:
                 options = {"repeat": item.repeat, "normalise": norm}
                 if item.flush_subnormals:
                     options["flush_subnormals"] = True
+                if item.wide:
+                    wide = self._wide_refs(item.group.members[members[k]] for k in part)
+                    if wide:
+                        options["wide"] = wide
                 if self.clocks:
                     options["clocks"] = self.clocks
                 limits = [self._limit(item, item.group.members[members[k]]) for k in part]

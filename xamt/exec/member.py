@@ -337,8 +337,10 @@ def run_members(members: Sequence[Sequence[Any]], values: Mapping[int, Any],
     that many times on fresh conversions; a differing result marks it nondeterministic) and
     ``normalise`` (the group's normaliser name), ``clocks`` (``compile_clock_ref`` s of the
     adapters: each result but a skip then ends with the seconds the libraries spent compiling
-    during that call) and ``flush_subnormals`` (each call runs with the CPU flushing subnormals
-    to zero, :mod:`xamt.exec.fpmode`; a skip where that cannot be set). Results: ``["ok",
+    during that call), ``flush_subnormals`` (each call runs with the CPU flushing subnormals
+    to zero, :mod:`xamt.exec.fpmode`; a skip where that cannot be set) and ``wide``
+    (``{library: wide_ref}``: a member of such a library runs inside that context, JAX with
+    float64 enabled). Results: ``["ok",
     output, nondeterministic, seconds, cpu_seconds]``, ``["raised", error_type, message, status,
     seconds, cpu_seconds]``, ``["unserializable", why, seconds, cpu_seconds]`` or ``["skipped",
     why]``: ``seconds`` of wall time, ``cpu_seconds`` the worker process used meanwhile (a niced
@@ -351,13 +353,20 @@ def run_members(members: Sequence[Sequence[Any]], values: Mapping[int, Any],
     from sandbox import mark
 
     flush = bool(options.get("flush_subnormals"))
+    wide = options.get("wide") or {}
     out = []
     for k, (mid, spec_bytes) in enumerate(members):
         mark(k)  # a death names the member that caused it (Outcome.mark)
         prep = prepared(mid, spec_bytes)
         before = _clock(clocks) if clocks else 0.0
         cpu = time.process_time()
-        result = (_run_flushing if flush else _run_one)(prep, values, repeat, norm)
+        run = _run_flushing if flush else _run_one
+        ref = wide.get(prep.member.library)
+        if ref:
+            with function(ref)():
+                result = run(prep, values, repeat, norm)
+        else:
+            result = run(prep, values, repeat, norm)
         if result[0] != "skipped":
             result.append(time.process_time() - cpu)
             if clocks:

@@ -235,6 +235,11 @@ class LibraryAdapter:
     #: that what the computation raises is the API's error and its time the call's; None: the
     #: library computes eagerly
     finish_ref: str | None = None
+    #: ``wide_ref() -> context manager`` under which the library computes a float64 input in
+    #: float64 (JAX's ``enable_x64``); None: it always does. Triage's float64 experiments run the
+    #: outlier under it: without it JAX truncates float64 inputs to float32 and every such
+    #: experiment repeats the float32 result
+    wide_ref: str | None = None
     #: ``fill_call_ref(target, shape, *args, **kwargs)`` makes a float tensor of ``shape`` and
     #: calls the API on it first (the ``fill`` call style of a :class:`FillNamespace`'s APIs)
     fill_call_ref: str | None = None

@@ -8,7 +8,7 @@ from xamt.libraries._compile import compiled_call
 from xamt.libraries.base import (FactoryNamespace, LibraryAdapter, MethodOwner, resolve_ref,
                                  same_dtype_names)
 
-__all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "prng_key", "devices", "place", "device_scope",
+__all__ = ["adapter", "from_numpy", "to_numpy", "full_width", "dtype", "prng_key", "devices", "place", "device_scope",
            "call_compiled", "ufunc_methods"]
 
 _DTYPES = same_dtype_names()
@@ -40,6 +40,14 @@ def to_numpy(value: Any) -> Any:
     import numpy as np
 
     return np.asarray(value)
+
+
+def full_width() -> Any:
+    """The adapter's ``wide_ref``: a context in which float64 inputs stay float64 (JAX
+    computes in 32 bits unless ``jax_enable_x64`` is set)."""
+    import jax
+
+    return jax.enable_x64(True)
 
 
 def dtype(name: str) -> Any:
@@ -191,6 +199,7 @@ def adapter() -> LibraryAdapter:
         to_numpy_ref="xamt.libraries.jax:to_numpy",
         dtype_ref="xamt.libraries.jax:dtype",
         prng_key_ref="xamt.libraries.jax:prng_key",
+        wide_ref="xamt.libraries.jax:full_width",
         dtypes=_DTYPES,
         method_owners=(MethodOwner("jax", "Array", _METHOD_PLUMBING),),
         pivot_rank=5,
