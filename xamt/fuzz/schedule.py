@@ -254,6 +254,8 @@ class Schedule:
         self._compiles: dict[Hashable, bool] = {}
         #: per group, value regimes it no longer draws (see :meth:`avoid`)
         self._avoided: dict[Hashable, set[str]] = {}
+        #: per group, the deaths :meth:`avoid` heard of in each value regime
+        self._regime_deaths: dict[Hashable, dict[str, int]] = {}
         #: times a group's charges were cleared (:meth:`forgive`)
         self.forgiven = 0
         # every group walks the value cycle from an offset of its own
@@ -497,9 +499,14 @@ class Schedule:
             regime = cycle[start % len(cycle)]
             avoided = self._avoided.get(key)
             if avoided and regime in avoided:
-                # the next regime of the cycle it does not avoid (its own if it avoids them all)
-                later = (cycle[(start + j) % len(cycle)] for j in range(1, len(cycle)))
-                regime = next((r for r in later if r not in avoided), regime)
+                # the next regime of the cycle it does not avoid; where it avoids them all, the
+                # one it died in least (JAX's hyp2f1 hangs on every edge, non-finite and mixed
+                # input, on some boundary ones and on few ordinary ones: drawing all of them
+                # again held its group at a few dozen iterations)
+                later = [cycle[(start + j) % len(cycle)] for j in range(len(cycle))]
+                deaths = self._regime_deaths.get(key, {})
+                regime = next((r for r in later[1:] if r not in avoided),
+                              min(later, key=lambda r: deaths.get(r, 0)))
             child, op = self._revalue(key, parent, rng, regime), f"values:{regime}"
         lane = FAST
         if careful and child.compile_signature() not in warm:
@@ -621,7 +628,7 @@ class Schedule:
         changes have none): a member it cannot leave out keeps dying on such values (JAX's
         hyp1f1 series looping on huge arguments against scipy's), each death costs seconds and
         the worker's compiled programs, and its deaths are triaged already. The group is
-        fuzzed on the other regimes, and all of them again if every one was avoided.
+        fuzzed on the other regimes, and once it avoids them all, on the one it died in least.
 
         Returns whether a regime was newly avoided while another is still drawn: what the
         group runs from now on no longer holds the values it died on, so the caller may clear
@@ -629,6 +636,8 @@ class Schedule:
         if not op.startswith("values:"):
             return False
         regime = op.split(":", 1)[1]
+        counts = self._regime_deaths.setdefault(key, {})
+        counts[regime] = counts.get(regime, 0) + 1
         avoided = self._avoided.setdefault(key, set())
         if regime in avoided:
             return False
