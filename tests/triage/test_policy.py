@@ -116,6 +116,27 @@ def test_at_edge_reads_the_reference_against_the_computation_dtype():
     assert at_edge([np.array([1e38 + 2e38j], np.complex64)])
 
 
+def test_an_overflow_to_the_references_sign_with_nothing_else_differing():
+    from xamt.triage.policy import overflows_toward
+
+    ref = np.array([-4.06e31, 2.0])
+    assert overflows_toward(np.array([-np.inf, 2.0], np.float32), ref)
+    assert not overflows_toward(np.array([np.inf, 2.0], np.float32), ref)       # the other sign
+    assert not overflows_toward(np.array([-np.inf, 3.0], np.float32), ref)      # something else differs
+    assert not overflows_toward(np.array([np.inf], np.float32), np.array([0.0]))  # pareto.pdf(2, 1e38)
+    assert not overflows_toward(np.array([1.0, 2.0], np.float32), ref)          # no overflow at all
+
+
+def test_near_subnormal_reads_each_array_against_its_own_dtype():
+    from xamt.triage.policy import near_subnormal
+
+    assert near_subnormal([np.array([1.0, 1.1754944e-38], np.float32)])
+    assert near_subnormal([np.array([-1e-35], np.float32)])
+    assert not near_subnormal([np.array([1e-30, 0.0], np.float32)])
+    assert not near_subnormal([np.array([1e-35])])                                # normal in float64
+    assert near_subnormal([np.array([1e-300])])
+
+
 def test_the_edge_policy_matches_results_at_the_top_of_the_range_only():
     pol = load_policies()
     generic = NS(category="fft", canonical="ihfft")

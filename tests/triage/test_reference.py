@@ -617,12 +617,13 @@ def test_an_edge_input_that_no_library_evaluates_in_its_dtype_is_at_the_edge():
     assert not Triage._edge(small, outputs, [0, 1], 0, ref, {0: small[0].astype(np.float64)}, out, group)
 
 
-def _three(tmp_path, monkeypatch, api, compute, flushing=None):
+def _three(tmp_path, monkeypatch, api, compute, flushing=None, wide=None):
     """A triage of a group of numpy's member 0 and two other libraries' members 1 and 2 (named
     ``<library>.<api>``), ``compute(member, x)`` standing in for the calls (``flushing(member,
-    x)`` for calls run with the CPU flushing subnormals; ``compute`` when None). Filing is
-    captured (class, outlier, reference member, shared-loss evidence) instead of writing a
-    reproducer. Returns (triage, group, executor, captured)."""
+    x)`` for calls run with the CPU flushing subnormals, ``wide(member, x)`` for calls run at
+    full width; ``compute`` when None). Filing is captured (class, outlier, reference member,
+    shared-loss, near-subnormal and own-float64 evidence) instead of writing a reproducer.
+    Returns (triage, group, executor, captured)."""
     import numpy as np
 
     from xamt.exec.group import MemberResult
@@ -648,7 +649,9 @@ def _three(tmp_path, monkeypatch, api, compute, flushing=None):
                 flush = getattr(it, "flush_subnormals", False) and flushing is not None
                 if flush:
                     self.flushed_calls.append(list(it.members))
+                full = getattr(it, "wide", False) and wide is not None
                 out.append(NS(results=[MemberResult("ok", value=flushing(m, np.asarray(it.input[0]))) if flush
+                                       else MemberResult("ok", value=wide(m, np.asarray(it.input[0]))) if full
                                        else call(m, np.asarray(it.input[0])) for m in it.members]))
             return out
 
@@ -658,7 +661,8 @@ def _three(tmp_path, monkeypatch, api, compute, flushing=None):
     seen = {}
     monkeypatch.setattr(t, "_finish", lambda cand, cid, cls, outlier, values, members, results, summary, **kw:
                         seen.update(cls=cls, outlier=outlier, ref=kw.get("ref_member"), values=values,
-                                    edge=kw.get("edge"), shared=kw.get("shared"))
+                                    edge=kw.get("edge"), shared=kw.get("shared"), tiny=kw.get("tiny"),
+                                    own_float64=kw.get("own_float64"))
                         or TriageOutcome(None, dropped="filed"))
     return t, group, Executor(), seen
 
@@ -731,6 +735,52 @@ def test_without_a_float64_reference_a_member_finite_where_the_majority_overflow
                         (0, outputs[0], "numpy.cumprod (agrees with the majority)", None))
     _, out = _process(t, group, executor, {0: np.array([1.0, 2.0, 3.0], np.float32)}, 2)
     assert seen.get("outlier") == 2 and not seen["edge"], (out.dropped, seen)
+
+
+def test_at_an_edge_input_an_overflow_to_the_references_sign_or_a_split_without_majority_is_the_edge(
+        tmp_path, monkeypatch):
+    """numpy's float32 matvec of [1, 1.0000001] and [MAX, -MAX] is -inf, as IEEE arithmetic
+    without a fused multiply-add gives; the float64 reference is -4.06e31 and fused members hold
+    it. An overflow to the reference's own sign at an edge input is the edge evidence; an inf
+    where the reference is 0 (JAX's pareto.pdf(2, 1e38)) is not. Without a float64 evaluation,
+    three members giving three sums of [1, 1, 1, MAX, -MAX, 1] (no majority) is the edge too."""
+    import numpy as np
+
+    top = np.finfo(np.float32).max
+
+    def dot(m, x):
+        if x.size != 2:
+            raise ValueError("a 2-vector")
+        with np.errstate(all="ignore"):
+            if m == 0 and x.dtype == np.float32:  # no fused multiply-add: the product overflows
+                return np.asarray([x[0] + x[1] * np.float32(1.0000001)], np.float32)
+            return np.asarray([x[0].astype(np.float64) + x[1].astype(np.float64) * 1.0000001], x.dtype)
+
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "matvec", dot)
+    _, out = _process(t, group, executor, {0: np.array([top, -top], np.float32)}, 0)
+    assert seen.get("outlier") == 0 and seen["edge"], (out.dropped, seen)
+
+    def pdf(m, x):
+        with np.errstate(all="ignore"):
+            return np.asarray([np.inf if m == 2 else 0.0], x.dtype)
+
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "pareto_pdf", pdf)
+    _, out = _process(t, group, executor, {0: np.array([2.0, 1e38], np.float32)}, 2)
+    assert seen.get("outlier") == 2 and not seen["edge"], (out.dropped, seen)
+
+    import math
+
+    orders = {0: lambda x: np.cumsum(x)[-1], 1: lambda x: math.fsum(x.tolist()), 2: lambda x: x[::-1].cumsum()[-1]}
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "nansum",
+                                      lambda m, x: np.asarray(orders[m](x), np.float32))
+    from xamt.triage.reference import NO_MAJORITY
+
+    monkeypatch.setattr(t, "_reference", lambda group, values, ok, outputs, first=None:
+                        (0, outputs[0], f"numpy.nansum ({NO_MAJORITY})", None))
+    values = {0: np.array([1.0, 1.0, 1.0, top, -top, 1.0], np.float32)}
+    assert len({float(orders[m](values[0])) for m in orders}) == 3
+    _, out = _process(t, group, executor, values, 1)
+    assert seen.get("outlier") in (1, 2) and seen["edge"], (out.dropped, seen)
 
 
 def test_a_majority_that_flushes_subnormals_is_the_outlier_not_the_member_that_keeps_them(tmp_path, monkeypatch):
@@ -819,6 +869,64 @@ def test_a_subnormal_input_the_outlier_flushes_is_told_where_its_own_float64_run
     assert np.isnan(own_float64_run(group, values, [], {})[1][1])
     _, out = _process(t, group, executor, values, 2)
     assert seen.get("outlier") == 2 and seen.get("cls") == FindingClass.SUBNORMAL, (out.dropped, seen)
+
+
+def test_a_flushed_intermediate_at_a_tiny_input_is_told_by_the_outliers_own_full_width_run(tmp_path, monkeypatch):
+    """JAX's boxcox1p(1.0000001, -FLT_MIN): an intermediate x * 2**-20 of an input near the
+    smallest normal is subnormal in float32, and member 2 (XLA-like) flushes it, returning 0
+    where the others return 1. Like JAX, it truncates float64 inputs to float32 unless run at
+    full width, so only that run shows its float64 evaluation agreeing: class precision, with
+    the near-subnormal and own-float64 evidence the flush-to-zero policy takes. A member that
+    is wrong in float64 too gets no own-float64 evidence, and an input far from the subnormal
+    range no near-subnormal evidence."""
+    import numpy as np
+
+    from xamt.findings import FindingClass
+    from xamt.triage.classify import flush_subnormals
+
+    def xla(x):
+        x32 = x.astype(np.float32)  # float64 truncated to float32, as JAX does by default
+        t = flush_subnormals({0: x32 * np.float32(2.0 ** -20)})[0]
+        with np.errstate(all="ignore"):
+            return t / x32 * np.float32(2.0 ** 20)
+
+    def compute(m, x):
+        with np.errstate(all="ignore"):
+            return xla(x) if m == 2 else (x * 2.0 ** -20) / x * 2.0 ** 20
+
+    tiny = {0: np.array([2 * 1.1754944e-38, 1.0, 2.0], np.float32)}
+    # at full width member 2 computes its float64 input in float64
+    full = lambda m, x: compute(0, x) if x.dtype == np.float64 else compute(m, x)
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "ratio", compute, wide=full)
+    _, out = _process(t, group, executor, tiny, 2)
+    assert seen.get("outlier") == 2 and seen.get("cls") == FindingClass.PRECISION, (out.dropped, seen)
+    assert seen["tiny"] is True and seen["own_float64"] is True
+    # not at full width (the executor ignores it): the float32 truncation hides the float64 evaluation
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "ratio", compute)
+    _process(t, group, executor, tiny, 2)
+    assert seen.get("cls") == FindingClass.VALUE and seen["own_float64"] is False, seen
+    # wrong however wide: no own-float64 evidence
+    wrong = lambda m, x: np.zeros_like(x) if m == 2 else compute(0, x)
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "ratio", wrong, wide=wrong)
+    _process(t, group, executor, tiny, 2)
+    assert seen.get("outlier") == 2 and seen["tiny"] is True and seen["own_float64"] is False, seen
+    # far from the subnormal range
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "ratio", wrong, wide=wrong)
+    _process(t, group, executor, {0: np.array([1e-20, 1.0, 2.0], np.float32)}, 2)
+    assert seen.get("outlier") == 2 and seen["tiny"] is False, seen
+    # the policy: a flushing library with both pieces of evidence, never one that keeps subnormals
+    from xamt.triage.policy import load_policies
+
+    p = load_policies()
+    group = NS(category="generic", canonical="boxcox1p", relation="cross_library")
+    pol = p.match(FindingClass.PRECISION, library="jax", computation="float32", trigger="negative",
+                  group=group, tiny=True, own_float64=True)
+    assert pol is not None and pol.name == "flush-to-zero"
+    for evidence in ({"tiny": True}, {"own_float64": True}):
+        assert p.match(FindingClass.PRECISION, library="jax", computation="float32", trigger="negative",
+                       group=group, **evidence) is None
+    assert p.match(FindingClass.PRECISION, library="torch", computation="float32", trigger="negative",
+                   group=group, tiny=True, own_float64=True) is None
 
 
 def test_a_precision_loss_another_implementation_shares_is_the_dtypes_rounding(tmp_path, monkeypatch):

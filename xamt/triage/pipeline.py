@@ -41,11 +41,12 @@ from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_si
                                numeric_arrays, trigger, validation_family, crash_family,
                                cause_cluster, Lineage, load_lineage, RULE_CLASSES)
 from xamt.triage.policy import (Policies, at_edge, computation_dtype, load_policies, narrowed, requested_dtypes,
-                                undefined_everywhere, widths_elsewhere, beyond_seed)
+                                undefined_everywhere, widths_elsewhere, beyond_seed, near_subnormal,
+                                overflows_toward)
 from xamt.triage.domain import Domain, broken_domain, load_domains
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
-    Conditioning, ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, limit_at_infinity,
+    NO_MAJORITY, Conditioning, ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, limit_at_infinity,
     implementation, load_call_order, element_moves, load_conditioning, none_holds, output_leaf, perturbed,
     pivot_order, shared_loss, upcast, within_noise,
 )
@@ -138,10 +139,10 @@ class Triage:
 
     # -- helpers ------------------------------------------------------------------------------
     def _run(self, group: Any, values: Mapping[int, Any], members: Sequence[int],
-             repeat: int = 1, flush_subnormals: bool = False) -> list[MemberResult]:
+             repeat: int = 1, flush_subnormals: bool = False, wide: bool = False) -> list[MemberResult]:
         self._calls += 1
-        run = self.executor.run([ExecItem(group, dict(values), members=list(members),
-                                          repeat=repeat, flush_subnormals=flush_subnormals)])[0]
+        run = self.executor.run([ExecItem(group, dict(values), members=list(members), repeat=repeat,
+                                          flush_subnormals=flush_subnormals, wide=wide)])[0]
         return run.results
 
     def _flushing_gives(self, group: Any, values: Mapping[int, Any], outputs: Mapping[int, Any],
@@ -171,10 +172,11 @@ class Triage:
         return None
 
     def _leaf_on(self, group: Any, values: Mapping[int, Any], member: int, leaf: int,
-                 flush_subnormals: bool = False) -> np.ndarray | None:
+                 flush_subnormals: bool = False, wide: bool = False) -> np.ndarray | None:
         """Leaf ``leaf`` of ``member``'s output on ``values`` (run with the CPU flushing
-        subnormals to zero where asked), or None when it does not return an array there."""
-        res = self._run(group, values, [member], flush_subnormals=flush_subnormals)
+        subnormals to zero, or at full width, where asked), or None when it does not return an
+        array there."""
+        res = self._run(group, values, [member], flush_subnormals=flush_subnormals, wide=wide)
         lv = leaves(res[0].value) if res[0].ok else []
         return lv[leaf] if leaf < len(lv) and isinstance(lv[leaf], np.ndarray) else None
 
@@ -427,17 +429,23 @@ class Triage:
                            f"zero (FTZ/DAZ), gives the outlier's result: a subnormal "
                            + ("input is flushed" if has_sub else "intermediate is flushed inside the outlier's "
                               "computation; no input is subnormal"))
-            if cls_name == FindingClass.VALUE and ref_values is not None and ref_member != outlier:
-                # the outlier itself on the float64 inputs: when it then agrees with the
-                # reference, its lower-precision evaluation is what lost the result (a float32
-                # intermediate overflowing or underflowing), not its method
-                own = self._leaf_on(group, ref_values, outlier, leaf)
+            own64 = ref_values is not None and ref_member == outlier
+            tiny = near_subnormal(arrays.values())
+            if ((cls_name == FindingClass.VALUE or (tiny and cls_name in _FLUSHABLE))
+                    and ref_values is not None and ref_member != outlier):
+                # the outlier itself on the float64 inputs (at full width: JAX truncates them
+                # to float32 otherwise): when it then agrees with the reference, its
+                # lower-precision evaluation is what lost the result (a float32 intermediate
+                # overflowing, underflowing or flushed to zero), not its method
+                own = self._leaf_on(group, ref_values, outlier, leaf, wide=True)
                 if own is not None and own.shape == ref_leaf.shape and compare_group(
                         [ref_leaf, own], reference=0, tol=LOOSE_TOLERANCE).values_agree:
-                    cls_name = FindingClass.PRECISION
-                    why = (f"the outlier on float64 inputs agrees with the reference: its "
-                           f"{out_leaf.dtype} evaluation loses the result (overflow, underflow or "
-                           f"cancellation)")
+                    own64 = True
+                    if cls_name == FindingClass.VALUE:
+                        cls_name = FindingClass.PRECISION
+                        why = (f"the outlier on float64 inputs agrees with the reference: its "
+                               f"{out_leaf.dtype} evaluation loses the result (overflow, underflow or "
+                               f"cancellation)")
         # a precision loss another implementation's float result shares: the policy's evidence
         shared = bool(arrays_compared and cls_name == FindingClass.PRECISION and ref_values is not None
                       and shared_loss(group, outputs, live, outlier, leaf, ref_leaf, self.adapters,
@@ -454,28 +462,36 @@ class Triage:
                             ref_label=ref_label, ref_output=ref_value,
                             tol=(rep.tolerance.rtol, rep.tolerance.atol) if rep else (1e-5, 1e-8),
                             edge=arrays_compared and self._edge(values, outputs, live, leaf, ref_leaf, ref_values,
-                                                                out_leaf, group), shared=shared)
+                                                                out_leaf, group, split=NO_MAJORITY in ref_label), shared=shared,
+                            tiny=arrays_compared and tiny, own_float64=arrays_compared and own64)
 
     @staticmethod
     def _edge(values: Mapping[int, Any], outputs: Mapping[int, Any], ok: Sequence[int], leaf: int,
               ref_leaf: np.ndarray, ref_values: Mapping[int, Any] | None, out_leaf: np.ndarray,
-              group: Any) -> bool:
+              group: Any, split: bool = False) -> bool:
         """At the edge of the float range: the reference's result is, or an input is and no
         member's evaluation in the input's precision holds the float64 result (numpy.cross of
-        float32 MAX values: NaN in some libraries, inf in others, 0 in float64). Without a
-        float64 evaluation (a dtype argument fixes float32), an input at the edge where one
-        side's result turned non-finite and the other's did not: nothing says which side lost
-        it (torch's cumprod of [1, MAX, -MAX, 0] accumulates in double and gives -0, the others'
-        float32 products give NaN, and torch was filed as accepting what the majority refused)."""
+        float32 MAX values: NaN in some libraries, inf in others, 0 in float64), or the outlier
+        overflowed to the reference's own sign (:func:`~xamt.triage.policy.overflows_toward`:
+        numpy's float32 matvec of [1, 1.0000001] and [MAX, -MAX] is -inf, as IEEE arithmetic
+        without a fused multiply-add gives, where JAX's and TensorFlow's fused ones keep the
+        float64 -4.06e31). Without a float64 evaluation (a dtype argument fixes float32), an
+        input at the edge where one side's result turned non-finite and the other's did not, or
+        where the members split with no majority (``split``): nothing says which side lost it
+        (torch's cumprod of [1, MAX, -MAX, 0] accumulates in double and gives -0, the others'
+        float32 products give NaN, and torch was filed as accepting what the majority refused;
+        nansum of [1, 1, 1, MAX, -MAX, 1] is 4, 1 or 0 by summation order)."""
         dtype = computation_dtype([*input_dtypes(values), out_leaf.dtype])
         if at_edge([ref_leaf], dtype):
             return True
         if not at_edge(numeric_arrays(values), dtype):
             return False
         if ref_values is None:
-            return (out_leaf.shape == ref_leaf.shape and out_leaf.dtype.kind in "fc" and ref_leaf.dtype.kind in "fc"
-                    and bool(np.any(np.isfinite(out_leaf) != np.isfinite(ref_leaf))))
-        return none_holds(outputs, ok, leaf, ref_leaf, group.tolerance or None, input_dtypes(values))
+            return split or (out_leaf.shape == ref_leaf.shape and out_leaf.dtype.kind in "fc"
+                             and ref_leaf.dtype.kind in "fc"
+                             and bool(np.any(np.isfinite(out_leaf) != np.isfinite(ref_leaf))))
+        return (overflows_toward(out_leaf, ref_leaf)
+                or none_holds(outputs, ok, leaf, ref_leaf, group.tolerance or None, input_dtypes(values)))
 
     # -- status and internal errors ------------------------------------------------------------
     def _raised(self, cand: Candidate, campaign_id: int, *, internal: bool) -> TriageOutcome:
@@ -577,13 +593,16 @@ class Triage:
                 ref_values: dict[int, Any] | None = None, ref_label: str | None = None,
                 tol: tuple[float, float] = (1e-5, 1e-8), error_type: str | None = None,
                 crash_signal: int | None = None, crash_status: str | None = None,
-                edge: bool = False, ref_output: Any = None, shared: bool = False) -> TriageOutcome:
+                edge: bool = False, ref_output: Any = None, shared: bool = False, tiny: bool = False,
+                own_float64: bool = False) -> TriageOutcome:
         """File the finding: its policy (``edge``: the reference's result is at the edge of the
         computation dtype's range, :func:`~xamt.triage.policy.at_edge`), root-cause key,
         reproducer and replay. ``ref_output``: the reference's output (a value finding), which
         the reproducer compares with where the reference cannot run in the outlier's process;
         ``shared``: another implementation's float result is off the float64 reference too
-        (:func:`~xamt.triage.reference.shared_loss`)."""
+        (:func:`~xamt.triage.reference.shared_loss`); ``tiny``: an input is near the subnormal
+        range (:func:`~xamt.triage.policy.near_subnormal`); ``own_float64``: the outlier's own
+        float64 evaluation gives the reference's result."""
         from xamt.matching.model import cpu_twin
 
         group = cand.group
@@ -609,7 +628,8 @@ class Triage:
             edge=edge, precondition=refused_on_purpose, shared=shared,
             undefined=cls_name == FindingClass.STATUS and undefined_everywhere(others),
             rule=cand.signature if cand.kind in (SignalKind.STATUS, "status") else "",
-            scalar=any(a.ndim == 0 for a in numeric_arrays(values)), beyond_seed=beyond_seed(group, values))
+            scalar=any(a.ndim == 0 for a in numeric_arrays(values)), beyond_seed=beyond_seed(group, values),
+            tiny=tiny, own_float64=own_float64)
         if policy is not None:
             summary = {**summary, "policy": {"name": policy.name, "reason": policy.reason,
                                              "class": cls_name.value}}

@@ -23,14 +23,16 @@ from xamt.inputs import materialise
 from xamt.triage.dedup import TRIGGERS
 
 __all__ = ["Policy", "Policies", "load_policies", "computation_dtype", "narrowed", "requested_dtypes", "at_edge",
-           "EDGE_FACTOR", "undefined_everywhere", "widths_elsewhere", "beyond_seed"]
+           "EDGE_FACTOR", "undefined_everywhere", "widths_elsewhere", "beyond_seed", "near_subnormal",
+           "overflows_toward"]
 
 #: float dtypes from the lowest precision up: the computation ran in the first one present
 _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "complex64",
                     "float64", "complex128", "longdouble", "clongdouble")
 #: the policy fields whose value the evidence's must be among, and the true/false ones
 _LISTS = ("libraries", "computation", "triggers", "categories", "canonical", "relations")
-_FLAGS = ("narrowed", "edge", "precondition", "shared", "undefined", "scalar", "beyond_seed")
+_FLAGS = ("narrowed", "edge", "precondition", "shared", "undefined", "scalar", "beyond_seed", "tiny",
+          "own_float64")
 #: a list field's evidence key: the policy names the set, the evidence one value
 _EVIDENCE = {"libraries": "library", "triggers": "trigger", "categories": "category", "relations": "relation"}
 _KEYS = {"name", "classes", "reason", "rule", *_LISTS, *_FLAGS}
@@ -86,6 +88,12 @@ class Policy:
     #: True: only where an input array has a higher rank than the same slot of the group's seed,
     #: the input its relation was validated on (:func:`beyond_seed`)
     beyond_seed: bool | None = None
+    #: True: only where an input float is nonzero and near the subnormal range
+    #: (:func:`near_subnormal`)
+    tiny: bool | None = None
+    #: True: only where the outlier's own float64 evaluation gives the reference's result (the
+    #: reference is that evaluation, or triage ran it): its lower precision lost the result
+    own_float64: bool | None = None
 
     def matches(self, finding_class: FindingClass, evidence: Mapping[str, Any]) -> bool:
         """Whether a finding of ``finding_class`` with this ``evidence`` falls under the policy:
@@ -201,6 +209,43 @@ def at_edge(values: Iterable[Any], dtype: Any = None) -> bool:
             for p in ((v.real, v.imag) if v.dtype.kind == "c" else (v,)):
                 x = np.abs(p.astype(np.float64))
                 if (np.isfinite(x) & (x >= top / EDGE_FACTOR)).any():
+                    return True
+    return False
+
+
+def overflows_toward(out: Any, ref: Any) -> bool:
+    """Whether the float array ``out`` is infinite where the float64 ``ref`` is finite, and at
+    each such element with ``ref``'s own nonzero sign, and equal to ``ref`` (within a
+    thousandth) wherever both are finite: an intermediate overflowed on the way to a result of
+    that sign, the way IEEE arithmetic in ``out``'s dtype does, and nothing else differs. Not
+    where the true result is 0 or of the other sign (JAX's pareto.pdf(2, 1e38) is inf where
+    the result is 0: a bug)."""
+    if not (isinstance(out, np.ndarray) and isinstance(ref, np.ndarray) and out.shape == ref.shape
+            and out.dtype.kind == "f" and ref.dtype.kind == "f"):
+        return False
+    o, r = out.astype(np.float64), ref.astype(np.float64)
+    with np.errstate(all="ignore"):
+        over = np.isinf(o) & np.isfinite(r)
+        if not over.any() or not (np.sign(o[over]) == np.sign(r[over])).all() or (r[over] == 0).any():
+            return False
+        rest = ~over
+        return bool(np.allclose(o[rest], r[rest], rtol=1e-3, atol=0.0, equal_nan=True))
+
+
+def near_subnormal(values: Iterable[Any]) -> bool:
+    """Whether a float array of ``values`` holds a nonzero finite element smaller in magnitude
+    than its dtype's smallest normal times ``2**(mantissa bits + 1)`` (about 2e-31 in float32):
+    its product with any number below one ulp of 1 is subnormal, and so are quotients and
+    halvings of it near the smallest normal (JAX's chi2.logcdf at x = 1.2e-38 halves x first)."""
+    for v in values:
+        if not (isinstance(v, np.ndarray) and v.size and v.dtype.kind in "fc"):
+            continue
+        info = np.finfo(v.dtype)
+        bound = float(info.tiny) * 2.0 ** (info.nmant + 1)
+        with np.errstate(all="ignore"):
+            for p in ((v.real, v.imag) if v.dtype.kind == "c" else (v,)):
+                x = np.abs(p.astype(np.float64))
+                if ((x > 0) & (x < bound)).any():
                     return True
     return False
 
