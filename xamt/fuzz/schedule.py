@@ -254,8 +254,9 @@ class Schedule:
         self._compiles: dict[Hashable, bool] = {}
         #: per group, value regimes it no longer draws (see :meth:`avoid`)
         self._avoided: dict[Hashable, set[str]] = {}
-        #: per group, the deaths :meth:`avoid` heard of in each value regime
+        #: per group, the deaths :meth:`avoid` heard of in each value regime, and the draws
         self._regime_deaths: dict[Hashable, dict[str, int]] = {}
+        self._regime_draws: dict[Hashable, dict[str, int]] = {}
         #: times a group's charges were cleared (:meth:`forgive`)
         self.forgiven = 0
         # every group walks the value cycle from an offset of its own
@@ -500,13 +501,14 @@ class Schedule:
             avoided = self._avoided.get(key)
             if avoided and regime in avoided:
                 # the next regime of the cycle it does not avoid; where it avoids them all, the
-                # one it died in least (JAX's hyp2f1 hangs on every edge, non-finite and mixed
-                # input, on some boundary ones and on few ordinary ones: drawing all of them
-                # again held its group at a few dozen iterations)
+                # one it died in least often per draw (JAX's hyp2f1 hangs on every edge,
+                # non-finite and mixed input, on some boundary ones and on few ordinary ones:
+                # drawing all of them again held its group at a few dozen iterations)
                 later = [cycle[(start + j) % len(cycle)] for j in range(len(cycle))]
-                deaths = self._regime_deaths.get(key, {})
-                regime = next((r for r in later[1:] if r not in avoided),
-                              min(later, key=lambda r: deaths.get(r, 0)))
+                regime = next((r for r in later[1:] if r not in avoided), None) or min(
+                    later, key=lambda r: self._death_rate(key, r))
+            draws = self._regime_draws.setdefault(key, {})
+            draws[regime] = draws.get(regime, 0) + 1
             child, op = self._revalue(key, parent, rng, regime), f"values:{regime}"
         lane = FAST
         if careful and child.compile_signature() not in warm:
@@ -628,7 +630,8 @@ class Schedule:
         changes have none): a member it cannot leave out keeps dying on such values (JAX's
         hyp1f1 series looping on huge arguments against scipy's), each death costs seconds and
         the worker's compiled programs, and its deaths are triaged already. The group is
-        fuzzed on the other regimes, and once it avoids them all, on the one it died in least.
+        fuzzed on the other regimes, and once it avoids them all, on the one it died in least
+        often per draw.
 
         Returns whether a regime was newly avoided while another is still drawn: what the
         group runs from now on no longer holds the values it died on, so the caller may clear
@@ -643,6 +646,13 @@ class Schedule:
             return False
         avoided.add(regime)
         return bool(set(self.settings.cycle) - avoided)
+
+    def _death_rate(self, key: Hashable, regime: str) -> float:
+        """``key``'s deaths per draw in ``regime``, smoothed (one death in one draw is no surer
+        than none in none)."""
+        deaths = self._regime_deaths.get(key, {}).get(regime, 0)
+        draws = self._regime_draws.get(key, {}).get(regime, 0)
+        return (deaths + 1) / (draws + 2)
 
     def forgive(self, key: Hashable) -> None:
         """Clear what ``key`` was charged against its cap (and let it back in): the member that
