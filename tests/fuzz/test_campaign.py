@@ -336,6 +336,10 @@ def test_an_isolated_iteration_costs_its_calls_cpu_seconds_and_its_deaths_wall_s
         MemberResult("timeout", duration_s=3.0),     # a death: what it held the worker for
         MemberResult("skipped"), MemberResult("cancelled")])
     assert isolated_cost(run) == pytest.approx(3.15)
+    # a call that compiled for most of its wall time is charged the rest of its CPU seconds
+    run = SimpleNamespace(task_s=9.0, results=[MemberResult("ok", duration_s=4.0, cpu_s=0.8, compile_s=3.0),
+                                               MemberResult("ok", duration_s=1.0, cpu_s=0.1, compile_s=2.0)])
+    assert isolated_cost(run) == pytest.approx(0.2)
 
 
 def test_a_group_short_of_its_floor_avoids_a_regime_at_a_members_first_death():
