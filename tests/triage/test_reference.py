@@ -609,9 +609,11 @@ def test_an_edge_input_that_no_library_evaluates_in_its_dtype_is_at_the_edge():
     held = {**outputs, 2: np.array([0.0, 0.0, 0.0], np.float32)}
     assert not none_holds(held, [0, 1, 2], 0, ref, None, [np.dtype(np.float32)])
     assert not Triage._edge(values, held, [0, 1, 2], 0, ref, {0: values[0].astype(np.float64)}, out, group)
-    # no float64 evaluation: at the edge where one side's result is finite and the other's not
+    # no float64 evaluation: at the edge wherever the float results part (finite from not, or
+    # two finite sums in different orders); integer results (an index) are no rounding
     assert Triage._edge(values, outputs, [0, 1], 0, ref, None, out, group)
-    assert not Triage._edge(values, outputs, [0, 1], 0, ref + 1, None, ref.astype(np.float32), group)
+    assert Triage._edge(values, outputs, [0, 1], 0, ref + 1, None, ref.astype(np.float32), group)
+    assert not Triage._edge(values, outputs, [0, 1], 0, np.array([0, 1]), None, np.array([1, 0]), group)
     # ordinary inputs: not at the edge
     small = {0: np.array([1.0, 2.0, 3.0], np.float32)}
     assert not Triage._edge(small, outputs, [0, 1], 0, ref, {0: small[0].astype(np.float64)}, out, group)
@@ -743,7 +745,8 @@ def test_at_an_edge_input_an_overflow_to_the_references_sign_or_a_split_without_
     without a fused multiply-add gives; the float64 reference is -4.06e31 and fused members hold
     it. An overflow to the reference's own sign at an edge input is the edge evidence; an inf
     where the reference is 0 (JAX's pareto.pdf(2, 1e38)) is not. Without a float64 evaluation,
-    three members giving three sums of [1, 1, 1, MAX, -MAX, 1] (no majority) is the edge too."""
+    members giving different sums of [1, 1, 1, MAX, -MAX, 1] are at the edge too, with or
+    without a majority."""
     import numpy as np
 
     top = np.finfo(np.float32).max
@@ -773,14 +776,21 @@ def test_at_an_edge_input_an_overflow_to_the_references_sign_or_a_split_without_
     orders = {0: lambda x: np.cumsum(x)[-1], 1: lambda x: math.fsum(x.tolist()), 2: lambda x: x[::-1].cumsum()[-1]}
     t, group, executor, seen = _three(tmp_path, monkeypatch, "nansum",
                                       lambda m, x: np.asarray(orders[m](x), np.float32))
-    from xamt.triage.reference import NO_MAJORITY
-
     monkeypatch.setattr(t, "_reference", lambda group, values, ok, outputs, first=None:
-                        (0, outputs[0], f"numpy.nansum ({NO_MAJORITY})", None))
+                        (0, outputs[0], "numpy.nansum (first pivot; no majority)", None))
     values = {0: np.array([1.0, 1.0, 1.0, top, -top, 1.0], np.float32)}
     assert len({float(orders[m](values[0])) for m in orders}) == 3
     _, out = _process(t, group, executor, values, 1)
     assert seen.get("outlier") in (1, 2) and seen["edge"], (out.dropped, seen)
+    # a majority of two sequential sums against one in another order (torch.compile's
+    # masked.sum against eager's, a referee deciding): no float64 evaluation says which is right
+    orders[2] = orders[0]
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "nansum",
+                                      lambda m, x: np.asarray(orders[m](x), np.float32))
+    monkeypatch.setattr(t, "_reference", lambda group, values, ok, outputs, first=None:
+                        (0, outputs[0], "numpy.nansum (agrees with the majority)", None))
+    _, out = _process(t, group, executor, values, 1)
+    assert seen.get("outlier") == 1 and seen["edge"], (out.dropped, seen)
 
 
 def test_a_majority_that_flushes_subnormals_is_the_outlier_not_the_member_that_keeps_them(tmp_path, monkeypatch):

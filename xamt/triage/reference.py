@@ -25,13 +25,11 @@ from xamt.exec.group import MemberResult
 from xamt.exec.normalise import leaves
 from xamt.triage.dedup import trigger
 
-__all__ = ["NO_MAJORITY", "ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upcast", "call_rank",
+__all__ = ["ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upcast", "call_rank",
            "float_computed_slots", "Conditioning", "load_conditioning", "perturbed", "element_moves",
            "within_noise", "nan_against_majority", "drops_nan", "shared_loss", "voting_members", "implementation",
            "declared_originals", "load_call_order", "Referee", "referee_index", "translate", "output_leaf",
            "LIMIT_PROBES", "limit_at_infinity", "same_shapes"]
-#: the reference label's note where the members split and the first pivot is the reference
-NO_MAJORITY = "first pivot; no majority"
 
 #: float dtypes a float64 reference evaluation improves on
 _LOW_FLOATS = {"float16": "float64", "bfloat16": "float64", "float32": "float64",
@@ -782,4 +780,4 @@ class ReferenceChooser:
             mi = next(m for m, f in zip(voters, flags) if f)
             return mi, outputs[mi], f"{group.members[mi].qualname} (agrees with the majority)", None
         mi = pivots[0]
-        return mi, outputs[mi], f"{group.members[mi].qualname} ({NO_MAJORITY})", None
+        return mi, outputs[mi], f"{group.members[mi].qualname} (first pivot; no majority)", None
