@@ -210,6 +210,7 @@ def test_sibling_names_differ_in_one_word_pair_at_one_place():
     assert siblings("bitwise_left_shift", "bitwise_right_shift", words)
     assert siblings("nancumsum", "nancumprod", words)
     assert siblings("minimum", "maximum", words)
+    assert siblings("max", "maximum", words) and siblings("nanmin", "nanminimum", words)
     # two places changed, another word, or the same name: not siblings by this rule
     assert not siblings("min_max", "max_min", words)
     assert not siblings("sinh", "cosh", words)
