@@ -121,6 +121,7 @@ def test_a_value_refusal_stays_a_status_divergence():
     ("ValueError", "reduction axes (-2,) contains out-of-bounds indices for float32[1,1]."),
     ("RuntimeError", "cannot do hardtanh on an unsigned type with negative limits"),
     ("ValueError", "Leading coefficient is zero."),
+    ("ValueError", "Too many bins for data range. Cannot create 4 finite-sized bins."),
     ("InvalidArgumentError", "{{function_node __wrapped__UnsortedSegmentMin}} data.shape = [] does "
                              "not start with segment_ids.shape = [1]"),
 ])
