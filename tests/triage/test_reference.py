@@ -614,6 +614,7 @@ def test_an_edge_input_that_no_library_evaluates_in_its_dtype_is_at_the_edge():
     assert Triage._edge(values, outputs, [0, 1], 0, ref, None, out, group)
     assert Triage._edge(values, outputs, [0, 1], 0, ref + 1, None, ref.astype(np.float32), group)
     assert not Triage._edge(values, outputs, [0, 1], 0, np.array([0, 1]), None, np.array([1, 0]), group)
+    assert not Triage._edge(values, outputs, [0, 1], 0, ref, None, ref[:2].astype(np.float32), group)  # a shape
     # ordinary inputs: not at the edge
     small = {0: np.array([1.0, 2.0, 3.0], np.float32)}
     assert not Triage._edge(small, outputs, [0, 1], 0, ref, {0: small[0].astype(np.float64)}, out, group)

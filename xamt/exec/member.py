@@ -340,10 +340,9 @@ def run_members(members: Sequence[Sequence[Any]], values: Mapping[int, Any],
     during that call), ``flush_subnormals`` (each call runs with the CPU flushing subnormals
     to zero, :mod:`xamt.exec.fpmode`; a skip where that cannot be set) and ``wide``
     (``{library: wide_ref}``: a member of such a library runs inside that context, JAX with
-    float64 enabled). Results: ``["ok",
-    output, nondeterministic, seconds, cpu_seconds]``, ``["raised", error_type, message, status,
-    seconds, cpu_seconds]``, ``["unserializable", why, seconds, cpu_seconds]`` or ``["skipped",
-    why]``: ``seconds`` of wall time, ``cpu_seconds`` the worker process used meanwhile (a niced
+    float64 enabled). Results: ``["ok", output, nondeterministic, seconds, cpu_seconds]``,
+    ``["raised", error_type, message, status, seconds, cpu_seconds]``, ``["unserializable",
+    why, seconds, cpu_seconds]`` or ``["skipped", why]``: ``seconds`` of wall time, ``cpu_seconds`` the worker process used meanwhile (a niced
     worker waits for the CPU others leave, and its wall time says little of what a call costs).
     """
     options = options or {}
