@@ -1280,6 +1280,9 @@ def test_domains_load_from_triage_toml_and_a_broken_entry_says_where(tmp_path):
     ppf = next(d for d in load_domains() if d.suffix == "_ppf")
     assert ppf.broken_by(np.array([0.5, -1e-45])) and ppf.broken_by(1.5)
     assert not ppf.broken_by(np.array([0.0, 1.0, np.nan])) and not ppf.broken_by(np.array([1, 0], np.int32))
+    betaln = next(d for d in load_domains() if d.suffix == "betaln")  # positive parameters
+    assert betaln.broken_by(np.array([0.0], np.float32)) and betaln.broken_by(-1.0)
+    assert not betaln.broken_by(np.array([1e-45, 3.4e38], np.float32))
     _rejects(load_domains, tmp_path,
              '[[domain]]\nsuffix = "_ppf"\nparams = ["q"]\nlow = 1.0\nhigh = 0.0\nreason = "x"\n', "low <= high")
     _rejects(load_domains, tmp_path, '[[domain]]\nsuffix = "_ppf"\n', "entry 1")
