@@ -46,6 +46,28 @@ def test_mutations_stay_materialisable_and_mostly_valid():
     assert {"axis", "flag", "dtype_arg"} <= ops and any(op.endswith(":rescale") for op in ops)
 
 
+def test_a_structured_array_never_gets_special_values_from_a_mutation():
+    """Sorted bins given NaN and inf by a structural mutation broke digitize's precondition
+    (bins monotonic); revalue's regimes leave structured arrays' values alone too."""
+    import dataclasses
+
+    g = group("x:f/generic", [member("numpy", "numpy.f", "numpy:add",
+                                     [(0, "x", 0, None, True), (1, "y", 1, None, True)])],
+              [(0, "x", "tensor"), (1, "y", "tensor")])
+    inp = seed_inputs(g)[0]
+    assert inp[1].is_array and not inp[0].structure
+    inp = inp.replace(1, dataclasses.replace(inp[1], structure="sorted"))
+    rng = np.random.default_rng(3)
+    seen = set()
+    for _ in range(300):
+        out, op = mutate(g, inp, rng, dtypes=("float32",), p_invalid=0.0)
+        seen.add(op)
+        for r in out[1].all_recipes():
+            assert r.nonfinite_rate == 0.0 and r.boundary_rate == 0.0, op
+        assert np.isfinite(materialise(out)[1]).all()
+    assert {"tensor:nonfinite", "tensor:boundary"} <= seen  # the unstructured array still gets them
+
+
 def test_invalid_mutations_on_request():
     g = _binary_axis_group()
     inp = seed_inputs(g)[0]
