@@ -30,14 +30,14 @@ order, and the first that holds wins:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from xamt.compare import Tolerance, compare_group
 from xamt.findings import FindingClass
 
-__all__ = ["Classification", "classify_value", "LOOSE_TOLERANCE", "flush_subnormals", "subnormal_mask",
+__all__ = ["Classification", "classify_value", "LOOSE_TOLERANCE", "loosely_agree", "flush_subnormals", "subnormal_mask",
            "ties_only"]
 
 #: "agrees under a looser tolerance": the bounds differential fuzzers use in practice
@@ -91,6 +91,14 @@ def flush_subnormals(inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 def _agree(a: np.ndarray, b: np.ndarray, tol: Tolerance | None = None) -> bool:
     return compare_group([b, a], reference=0, tol=tol).agree
+
+
+def loosely_agree(a: Any, ref: Any) -> bool:
+    """Whether float arrays ``a`` and ``ref`` of one shape hold the same values under
+    :data:`LOOSE_TOLERANCE` (rounding, however coarse, not a different result)."""
+    return (isinstance(a, np.ndarray) and isinstance(ref, np.ndarray) and a.shape == ref.shape
+            and a.dtype.kind in "fc" and ref.dtype.kind in "fc"
+            and compare_group([ref, a], reference=0, tol=LOOSE_TOLERANCE).values_agree)
 
 
 def _has_nan(inputs: Mapping[str, np.ndarray]) -> bool:

@@ -36,7 +36,7 @@ from xamt.exec.normalise import leaves
 from xamt.exec.pools import compatible
 from xamt.log import get_logger
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
-from xamt.triage.classify import LOOSE_TOLERANCE, classify_value, flush_subnormals, ties_only
+from xamt.triage.classify import classify_value, flush_subnormals, loosely_agree, ties_only
 from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_signature, input_signature,
                                numeric_arrays, trigger, validation_family, crash_family,
                                cause_cluster, Lineage, load_lineage, RULE_CLASSES)
@@ -433,18 +433,14 @@ class Triage:
             # a flushed intermediate changes a result grossly (0, NaN from 0 * inf, inf from
             # 1/0): a difference within the loose tolerance is rounding, whatever the input
             # (JAX's gamma(FLT_MIN) off by 25 ulp is no flushing)
-            tiny = near_subnormal(arrays.values()) and not (
-                out_leaf.shape == ref_leaf.shape and out_leaf.dtype.kind in "fc" and ref_leaf.dtype.kind in "fc"
-                and compare_group([ref_leaf, out_leaf], reference=0, tol=LOOSE_TOLERANCE).values_agree)
+            tiny = near_subnormal(arrays.values()) and not loosely_agree(out_leaf, ref_leaf)
             if ((cls_name == FindingClass.VALUE or (tiny and cls_name in _FLUSHABLE))
                     and ref_values is not None and ref_member != outlier):
                 # the outlier itself on the float64 inputs (at full width: JAX truncates them
                 # to float32 otherwise): when it then agrees with the reference, its
                 # lower-precision evaluation is what lost the result (a float32 intermediate
                 # overflowing, underflowing or flushed to zero), not its method
-                own = self._leaf_on(group, ref_values, outlier, leaf, wide=True)
-                if own is not None and own.shape == ref_leaf.shape and compare_group(
-                        [ref_leaf, own], reference=0, tol=LOOSE_TOLERANCE).values_agree:
+                if loosely_agree(self._leaf_on(group, ref_values, outlier, leaf, wide=True), ref_leaf):
                     own64 = True
                     if cls_name == FindingClass.VALUE:
                         cls_name = FindingClass.PRECISION

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -199,18 +199,24 @@ def at_edge(values: Iterable[Any], dtype: Any = None) -> bool:
     """Whether a float array of ``values`` holds a finite value within :data:`EDGE_FACTOR` of
     the largest finite value of ``dtype`` (default: the array's own), or beyond it: a float64
     reference result of 2e38 is at the edge of float32 (3.4e38), one of 1e232 past it."""
-    for v in values:
-        if not (isinstance(v, np.ndarray) and v.size and (v.dtype.kind in "fc" or v.dtype.name == "bfloat16")):
-            continue
+    for v, x in _magnitudes(values):
         name = np.dtype(dtype).name if dtype is not None else v.dtype.name
         base = {"complex64": "float32", "complex128": "float64"}.get(name, name)
         top = _BFLOAT16_MAX if base == "bfloat16" else float(np.finfo(base).max)
+        if (np.isfinite(x) & (x >= top / EDGE_FACTOR)).any():
+            return True
+    return False
+
+
+def _magnitudes(values: Iterable[Any]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """``(array, |part| in float64)`` for each non-empty float array of ``values`` (bfloat16
+    included), a complex one's real and imaginary parts apart."""
+    for v in values:
+        if not (isinstance(v, np.ndarray) and v.size and (v.dtype.kind in "fc" or v.dtype.name == "bfloat16")):
+            continue
         with np.errstate(all="ignore"):
             for p in ((v.real, v.imag) if v.dtype.kind == "c" else (v,)):
-                x = np.abs(p.astype(np.float64))
-                if (np.isfinite(x) & (x >= top / EDGE_FACTOR)).any():
-                    return True
-    return False
+                yield v, np.abs(p.astype(np.float64))
 
 
 def overflows_toward(out: Any, ref: Any) -> bool:
@@ -237,16 +243,12 @@ def near_subnormal(values: Iterable[Any]) -> bool:
     than its dtype's smallest normal times ``2**(mantissa bits + 1)`` (about 2e-31 in float32):
     its product with any number below one ulp of 1 is subnormal, and so are quotients and
     halvings of it near the smallest normal (JAX's chi2.logcdf at x = 1.2e-38 halves x first)."""
-    for v in values:
-        if not (isinstance(v, np.ndarray) and v.size and v.dtype.kind in "fc"):
-            continue
+    for v, x in _magnitudes(values):
+        if v.dtype.kind not in "fc":
+            continue  # bfloat16: numpy has no finfo for it
         info = np.finfo(v.dtype)
-        bound = float(info.tiny) * 2.0 ** (info.nmant + 1)
-        with np.errstate(all="ignore"):
-            for p in ((v.real, v.imag) if v.dtype.kind == "c" else (v,)):
-                x = np.abs(p.astype(np.float64))
-                if ((x > 0) & (x < bound)).any():
-                    return True
+        if ((x > 0) & (x < float(info.tiny) * 2.0 ** (info.nmant + 1))).any():
+            return True
     return False
 
 
