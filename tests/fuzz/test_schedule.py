@@ -328,6 +328,28 @@ def test_isolated_groups_are_marked_and_few_are_in_flight():
     assert [p.isolated for p in sched.propose(12, 0.0)] == [True]
 
 
+def test_isolated_groups_short_of_their_floor_keep_half_the_isolation_worker():
+    settings = dataclasses.replace(load_settings(), isolated_inflight=4, group_inflight=4)
+    others = [group(f"o{i}", cross=False) for i in range(4)]
+    sched, search, _ = make([*others, group("short")], settings)
+    sched.isolated |= {g.key for g in others} | {"short"}
+    # only the others are drawn: they stop at half the isolation worker's queue
+    for g in others * 2:
+        prop = sched._derive(g.key)
+        if prop is not None:
+            sched._start(prop)
+    assert sched.isolated_inflight == 2 and sched.below_floor("short")
+    # the group short of its floor takes the rest
+    for _ in range(2):
+        prop = sched._derive("short")
+        assert prop is not None and prop.isolated
+        sched._start(prop)
+    assert sched.isolated_inflight == 4 and sched._derive("short") is None
+    # with every isolated group at its floor the others get all of it again
+    search.groups["short"].iterations = settings.floor
+    assert sched._isolated_room("o0") == 4
+
+
 def test_a_group_whose_costly_member_was_left_out_is_forgiven():
     sched, search = _with_a_hanging_group()
     assert "hangs" in sched.capped

@@ -22,6 +22,7 @@ import collections
 import functools
 import hashlib
 import json
+import logging
 import platform
 import shutil
 import signal
@@ -606,6 +607,10 @@ class _Fuzzer:
         compile_s = self._account(prop, run, seconds, deaths)
         if prop.isolated:
             seconds = isolated_cost(run)
+            if _log.isEnabledFor(logging.DEBUG):  # where the isolation worker's time goes
+                _log.debug("isolated %s (%s): charged %.2f s; %s", key, prop.op, seconds,
+                           [(r.status, round(r.duration_s, 2), r.cpu_s and round(r.cpu_s, 2),
+                             r.compile_s and round(r.compile_s, 2)) for r in run.results])
         # the hang allowance's basis: a call's own time, not what it spent compiling (a JAX call
         # that compiled for 0.2 s set a 10-s allowance, and each hang of its group cost that)
         returned = [max(0.0, r.duration_s - (r.compile_s or 0.0)) for r in run.results

@@ -27,7 +27,8 @@ campaign's time with that ranking under these rules, all the same for every grou
 - **APIs that kill workers run apart.** Once a call of an API has killed its worker (a crash,
   a hang, out of memory), every group holding that API is *isolated*: the campaign runs its
   iterations on a worker of their own at lower priority (``ExecItem.isolate``), at most
-  ``isolated_inflight`` at a time, so the workers that hold everyone's compiled programs stop
+  ``isolated_inflight`` at a time (half of them for groups not short of their floor while an
+  isolated cross-library group is), so the workers that hold everyone's compiled programs stop
   dying for the same API again and again.
 - **Members that keep dying are left out.** A member whose calls crashed, hung or ran out of
   memory ``quarantine_after`` times in a group is left out of that group's later iterations
@@ -474,7 +475,7 @@ class Schedule:
         if self.inflight[key] >= (1 if key in self._suspect else self.settings.group_inflight):
             return None  # its own iterations are queued on one worker (affinity) already
         isolated = key in self.isolated
-        if isolated and self.isolated_inflight >= self.settings.isolated_inflight:
+        if isolated and self.isolated_inflight >= self._isolated_room(key):
             return None  # the isolation worker has enough queued: the window stays with the others
         slow_free = self.slow_inflight < self.settings.slow_lanes
         careful = self._needs_warmth(key)
@@ -518,6 +519,18 @@ class Schedule:
                 return None  # the slow lane goes to the floor's groups first, mostly
             lane = SLOW
         return Proposal(key, child, lane, op, st.cost, isolated, self.sticky(key))
+
+    def _isolated_room(self, key: Hashable) -> int:
+        """How many isolated iterations may be in flight when ``key`` (isolated) would add one:
+        ``isolated_inflight``, or half of it for a group that is not short of its floor while
+        an isolated cross-library group is. The isolation worker runs one call at a time on the
+        CPU the others leave; filled by the guided draws of the other isolated groups (about a
+        hundred, some hanging a minute per call), it left floor groups a slot now and then:
+        x:lcm ended a campaign at 2 iterations, x:svd/linalg at 18."""
+        room = self.settings.isolated_inflight
+        if room > 1 and not self.below_floor(key) and any(self.below_floor(k) for k in self.isolated):
+            return room // 2
+        return room
 
     def _draws_for(self, key: Hashable, index: int) -> np.random.Generator:
         """The generator of ``key``'s ``index``-th iteration (see the module docstring)."""
