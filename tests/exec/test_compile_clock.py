@@ -26,7 +26,7 @@ def test_each_result_ends_with_the_seconds_compiled_during_its_call(adapters):
     values = materialise(seed_inputs(g)[0])
     specs = [member_spec(m, adapters) for m in g.members]
     plain = run_members(specs, values, {})
-    assert [len(r) for r in plain] == [5, 5, 6]  # no clocks: seconds, then CPU seconds last
+    assert [len(r) for r in plain] == [5, 5, 7]  # no clocks: seconds (a raise: where), then CPU seconds last
     out = run_members(specs, values, {"clocks": [CLOCK]})
     assert [r[0] for r in out] == ["ok", "ok", "raised"]
     assert out[0][-1] == 0.0 and out[1][-1] == pytest.approx(0.25) and out[2][-1] == 0.0

@@ -18,6 +18,8 @@ def test_run_members_in_process(adapters):
     assert out[0][0] == "ok" and np.array_equal(out[0][1], np.abs(values[0])) and out[0][2] is False
     assert out[1][0] == "ok" and out[1][2] is True           # two calls differ: nondeterministic
     assert out[2][0] == "raised" and "LinAlgError" in out[2][1]
+    # numpy raises it in a helper inv calls, not in inv's own body
+    assert out[2][5].endswith(":raise") and not out[2][5].startswith("inv:")
     # parsed members are cached per process by id
     again = run_members(specs[:1], values, {"normalise": "mean"})
     assert again[0][1].shape == ()
@@ -266,3 +268,23 @@ def test_a_traced_footprint_runs_a_jitted_api_s_python_without_executing_it(pool
         fp = ex.footprint(exp1, {0: np.float32([1e-38, 2.0])}, trace=trace)
         assert fp["entry"] == code_key("jax._src.scipy.special", "exp1")
         assert code_key("jax._src.scipy.special", "expn") in fp["calls"]
+
+
+def test_where_a_call_raised_tells_its_own_check_from_what_it_called():
+    from xamt.exec.member import raised_at
+    from xamt.triage.policy import own_check_of
+
+    def caught(f):
+        try:
+            f()
+        except Exception as exc:
+            return raised_at(exc)
+        raise AssertionError("did not raise")
+
+    split = caught(lambda: np.split(np.ones(1), 2))  # "array split does not result in an equal division"
+    assert split == "split:raise"
+    assert own_check_of(member("numpy", "numpy.split", "numpy:split", []), split)
+    arange = caught(lambda: np.arange(0.0, np.inf))  # raised inside what the line called
+    assert arange.endswith(":call")
+    assert not own_check_of(member("numpy", "numpy.split", "numpy:split", []), "array_split:raise")
+    assert not own_check_of(member("numpy", "numpy.split", "numpy:split", []), "")

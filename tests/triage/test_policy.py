@@ -171,6 +171,21 @@ def test_a_refusal_stating_its_precondition_is_a_policy_and_others_stay_bugs():
                    group=generic, precondition=True) is None
 
 
+def test_an_own_check_in_one_of_two_different_functions_is_a_policy_and_nowhere_else():
+    p = load_policies()
+    inferred = NS(category="linalg", canonical="ordqz", relation="inferred")
+    cross = NS(category="linalg", canonical="split", relation="cross_library")
+    kw = dict(library="scipy", computation="float32", trigger="large")
+    pol = p.match(FindingClass.STATUS, group=inferred, own_check=True, **kw)
+    assert pol is not None and pol.name == "its own check, in a different function"
+    # raised by what the function called (scipy's entropy sum in np.arange): a bug
+    assert p.match(FindingClass.STATUS, group=inferred, **kw) is None
+    # equivalents across libraries: their refusals are still compared
+    assert p.match(FindingClass.STATUS, group=cross, own_check=True, **kw) is None
+    # a crash is never a check
+    assert p.match(FindingClass.CRASH, group=inferred, own_check=True, **kw) is None
+
+
 def test_an_inferred_relation_parting_on_a_special_value_is_a_policy():
     p = load_policies()
     inferred = NS(category="generic", canonical="divide_no_nan", relation="inferred")

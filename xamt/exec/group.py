@@ -106,6 +106,8 @@ class MemberResult:
     compile_s: float = 0.0
     #: CPU seconds the worker process used during the call (0 when it did not return a result)
     cpu_s: float = 0.0
+    #: where a call that raised raised (:func:`xamt.exec.member.raised_at`: ``"split:raise"``)
+    raised_at: str = ""
 
     @property
     def ok(self) -> bool:
@@ -438,8 +440,8 @@ class GroupExecutor:
                 clock = 4
             elif status == "raised":
                 res = MemberResult(entry[3], error_type=entry[1], error_message=entry[2],
-                                   duration_s=float(entry[4]))
-                clock = 5
+                                   duration_s=float(entry[4]), raised_at=entry[5])
+                clock = 6
             elif status == "unserializable":
                 res = MemberResult("unserializable", error_message=entry[1],
                                    duration_s=float(entry[2]) if len(entry) > 2 else 0.0)

@@ -35,6 +35,7 @@ because this is the fuzzer's hot path.
 from __future__ import annotations
 
 import dataclasses
+import linecache
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
@@ -325,7 +326,24 @@ def _run_one(prep: PreparedMember, values: Mapping[int, Any], repeat: int, norm:
 def _raised(exc: BaseException, start: float) -> list:
     type_name = _type_name(type(exc))
     text = message(exc)
-    return ["raised", type_name, text, error_status(exc, type_name, text), time.perf_counter() - start]
+    return ["raised", type_name, text, error_status(exc, type_name, text), time.perf_counter() - start,
+            raised_at(exc)]
+
+
+def raised_at(exc: BaseException) -> str:
+    """Where ``exc`` was raised: ``"<function>:raise"`` when the innermost Python frame's line is a
+    ``raise`` statement (a check the code makes on purpose, ``numpy.split``'s "array split does
+    not result in an equal division"), ``"<function>:call"`` when the error came out of what that
+    line called (``np.arange`` inside scipy's entropy sum, arithmetic dividing by zero), and ``""``
+    without a traceback."""
+    tb = exc.__traceback__
+    if tb is None:
+        return ""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    line = linecache.getline(code.co_filename, tb.tb_lineno).lstrip()
+    return f"{code.co_name}:{'raise' if line.startswith('raise') else 'call'}"
 
 
 def run_members(members: Sequence[Sequence[Any]], values: Mapping[int, Any],
@@ -341,7 +359,8 @@ def run_members(members: Sequence[Sequence[Any]], values: Mapping[int, Any],
     to zero, :mod:`xamt.exec.fpmode`; a skip where that cannot be set) and ``wide``
     (``{library: wide_ref}``: a member of such a library runs inside that context, JAX with
     float64 enabled). Results: ``["ok", output, nondeterministic, seconds, cpu_seconds]``,
-    ``["raised", error_type, message, status, seconds, cpu_seconds]``, ``["unserializable",
+    ``["raised", error_type, message, status, seconds, raised_at, cpu_seconds]`` (``raised_at``:
+    :func:`raised_at`), ``["unserializable",
     why, seconds, cpu_seconds]`` or ``["skipped", why]``: ``seconds`` of wall time, ``cpu_seconds`` the worker process used meanwhile (a niced
     worker waits for the CPU others leave, and its wall time says little of what a call costs).
     """

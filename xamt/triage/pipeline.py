@@ -42,7 +42,7 @@ from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_si
                                cause_cluster, Lineage, load_lineage, RULE_CLASSES)
 from xamt.triage.policy import (Policies, at_edge, computation_dtype, load_policies, narrowed, requested_dtypes,
                                 undefined_everywhere, widths_elsewhere, beyond_seed, near_subnormal,
-                                overflows_toward)
+                                overflows_toward, own_check_of)
 from xamt.triage.domain import Domain, broken_domain, load_domains
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
@@ -552,6 +552,8 @@ class Triage:
             res = results[idx]
         summary = {"why": cand.why, "error_type": res.error_type,
                    "error_message": (res.error_message or "")[:2000]}
+        if getattr(res, "raised_at", ""):
+            summary["raised_at"] = res.raised_at
         if returns:
             summary["returns_where_others_raise"] = True
         # the one library that returns where the others refuse accepts an input outside the
@@ -617,6 +619,8 @@ class Triage:
         # refusal whose message states the precondition the input breaks is the library's check
         refused_on_purpose = cls_name == FindingClass.STATUS and self.kinds.precondition(
             summary.get("error_type"), summary.get("error_message")) is not None
+        # a refusal raised by a raise statement in the API's own function body: its own check
+        own_check = cls_name == FindingClass.STATUS and own_check_of(out_m, summary.get("raised_at"))
         out_res = results[list(members).index(outlier)] if outlier in members else None
         out_dtypes = [a.dtype for a in leaves(out_res.value) if isinstance(a, np.ndarray)] \
             if out_res is not None and out_res.ok else []
@@ -631,7 +635,7 @@ class Triage:
             undefined=cls_name == FindingClass.STATUS and undefined_everywhere(others),
             rule=cand.signature if cand.kind in (SignalKind.STATUS, "status") else "",
             scalar=any(a.ndim == 0 for a in numeric_arrays(values)), beyond_seed=beyond_seed(group, values),
-            tiny=tiny, own_float64=own_float64)
+            tiny=tiny, own_float64=own_float64, own_check=own_check)
         if policy is not None:
             summary = {**summary, "policy": {"name": policy.name, "reason": policy.reason,
                                              "class": cls_name.value}}

@@ -24,7 +24,7 @@ from xamt.triage.dedup import TRIGGERS
 
 __all__ = ["Policy", "Policies", "load_policies", "computation_dtype", "narrowed", "requested_dtypes", "at_edge",
            "EDGE_FACTOR", "undefined_everywhere", "widths_elsewhere", "beyond_seed", "near_subnormal",
-           "overflows_toward"]
+           "overflows_toward", "own_check_of"]
 
 #: float dtypes from the lowest precision up: the computation ran in the first one present
 _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "complex64",
@@ -32,7 +32,7 @@ _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "co
 #: the policy fields whose value the evidence's must be among, and the true/false ones
 _LISTS = ("libraries", "computation", "triggers", "categories", "canonical", "relations")
 _FLAGS = ("narrowed", "edge", "precondition", "shared", "undefined", "scalar", "beyond_seed", "tiny",
-          "own_float64")
+          "own_float64", "own_check")
 #: a list field's evidence key: the policy names the set, the evidence one value
 _EVIDENCE = {"libraries": "library", "triggers": "trigger", "categories": "category", "relations": "relation"}
 _KEYS = {"name", "classes", "reason", "rule", *_LISTS, *_FLAGS}
@@ -94,6 +94,9 @@ class Policy:
     #: True: only where the outlier's own float64 evaluation gives the reference's result (the
     #: reference is that evaluation, or triage ran it): its lower precision lost the result
     own_float64: bool | None = None
+    #: True: only where the outlier's refusal came from a ``raise`` statement in the body of the
+    #: API's own function (:func:`xamt.exec.member.raised_at`): a check it makes on purpose
+    own_check: bool | None = None
 
     def matches(self, finding_class: FindingClass, evidence: Mapping[str, Any]) -> bool:
         """Whether a finding of ``finding_class`` with this ``evidence`` falls under the policy:
@@ -250,6 +253,19 @@ def near_subnormal(values: Iterable[Any]) -> bool:
         if ((x > 0) & (x < float(info.tiny) * 2.0 ** (info.nmant + 1))).any():
             return True
     return False
+
+
+def own_check_of(member: Any, raised_at: str | None) -> bool:
+    """Whether a refusal of ``member`` (its :func:`~xamt.exec.member.raised_at`) came from a
+    ``raise`` statement in the body of the API's own function, the last part of its qualified
+    name: ``numpy.split`` raising "array split does not result in an equal division" in ``split``,
+    ``scipy.linalg.ordqz`` "Reordering of (A, B) failed" in ``ordqz``. Not an error from what the
+    function called (``np.arange`` in scipy's entropy sum, a root finder that cannot continue, a
+    division by zero)."""
+    if not raised_at:
+        return False
+    name = str(getattr(member, "qualname", "")).rsplit(".", 1)[-1]
+    return bool(name) and raised_at == f"{name}:raise"
 
 
 def undefined_everywhere(outputs: Iterable[Any]) -> bool:
