@@ -163,6 +163,41 @@ def test_a_member_that_disagrees_with_itself_is_dropped_before_filing(tmp_path):
     assert out.finding is None and out.dropped.startswith("nondeterministic"), out.dropped
 
 
+def test_a_random_draw_that_repeats_on_the_minimised_input_is_still_dropped(tmp_path):
+    """A dropout mask over one element is drawn alike by two calls half the time: the check on
+    the input the divergence was found on (four elements) tells."""
+    import numpy as np
+
+    from xamt.exec.group import MemberResult
+    from xamt.triage.pipeline import Candidate, Triage
+
+    def member(lib, q):
+        return NS(library=lib, qualname=q, call="function", device=None, implements=[])
+
+    group = NS(key="t:drop", relation="inplace", equivalence="value", tolerance=None,
+               normalisation="none", slots=[], members=[member("fake", "fake.dropout"),
+                                                        member("fake", "fake.dropout_")])
+
+    class Executor:
+        def run(self, items):
+            out = []
+            for it in items:
+                x = np.asarray(it.input[0])
+                res = [MemberResult("ok", value=x * (1.0 if m == 0 else 2.0),
+                                    nondeterministic=(it.repeat > 1 and x.size > 1)) for m in it.members]
+                out.append(NS(results=res))
+            return out
+
+    t = Triage(executor=Executor(), adapters={"fake": NS(pivot_rank=0)},
+               kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
+    values = {0: np.array([1.0, 2.0, 3.0, 4.0])}
+    first = Executor().run([NS(input=values, members=[0, 1], repeat=1)])[0].results
+    cand = Candidate(group=group, input=None, values=values, members=[0, 1], results=first,
+                     kind="value", member=1)
+    out = t.process(cand, 1)
+    assert out.finding is None and out.dropped.startswith("nondeterministic"), out.dropped
+
+
 def test_an_outlier_that_agrees_in_float64_is_a_precision_finding(tmp_path, monkeypatch):
     import numpy as np
 
