@@ -29,9 +29,21 @@ def sqrt_checking_its_domain(a):
 
 
 def exp_rejecting_negatives(a):
-    """numpy.exp, but refuses negative inputs."""
+    """numpy.exp, but fails on negative inputs inside a helper it calls (an error from the
+    computation, not a check of its own)."""
+    return _exp_series(a)
+
+
+def _exp_series(a):
     if (a < 0).any():
-        raise ValueError("exp_rejecting_negatives: negative input")
+        raise ValueError("the series cannot continue")
+    return np.exp(a)
+
+
+def exp_checking_negatives(a):
+    """numpy.exp, but refuses negative inputs with a check in its own body."""
+    if (a < 0).any():
+        raise ValueError("exp_checking_negatives: negative input")
     return np.exp(a)
 
 
