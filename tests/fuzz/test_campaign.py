@@ -51,6 +51,8 @@ GROUPS = [
     # as an inferred relation (xamt.matching.inferred): its findings carry the similarity score
     group("t:exp", ["numpy:exp", "tests.fuzz.fakelib:exp_rejecting_negatives"], relation="inferred",
           evidence={"matching": {"score": 0.81, "signature": 0.9, "doc": 0.7, "ranks": [1, 2]}}),
+    # the same refusal from a check in the function's own body: its own check, a policy
+    group("t:exp_own", ["numpy:exp", "tests.fuzz.fakelib:exp_checking_negatives"], relation="inferred"),
     group("t:add_twins", ["numpy:add", "numpy:add"], params=("a", "b")),
     group("t:sqrt", ["numpy:sqrt", "tests.fuzz.fakelib:sqrt_checking_its_domain"]),
 ]
@@ -119,6 +121,10 @@ def test_campaign_finds_the_planted_divergences(campaign):
     assert ("t:max", FindingClass.NAN) in found
     assert ("t:negative", FindingClass.CRASH) in found
     assert ("t:exp", FindingClass.STATUS) in found
+    assert ("t:exp_own", FindingClass.POLICY) in found and ("t:exp_own", FindingClass.STATUS) not in found
+    own = next(f for f in findings if f.group_key == "t:exp_own")
+    assert own.summary["policy"]["name"] == "its own check, in a different function"
+    assert own.summary["raised_at"] == "exp_checking_negatives:raise"
     # a refusal whose message states its precondition is filed as a policy, not as a bug
     assert ("t:sqrt", FindingClass.POLICY) in found and ("t:sqrt", FindingClass.STATUS) not in found
     sqrt = next(f for f in findings if f.group_key == "t:sqrt")
@@ -167,6 +173,37 @@ def test_a_later_campaign_starts_with_the_apis_that_killed_workers_isolated(camp
         c = FindingsStore(st).campaign()
     assert c.settings["isolated"]["apis"] == ["numpy:tests.fuzz.fakelib.negative_abort_on_inf"]
     assert c.settings["pool"]["isolation"]["submitted"] > 0
+
+
+def test_a_death_that_teaches_a_regime_to_avoid_is_forgiven_after_it_is_charged():
+    """x:lcm's first iteration at integer extremes killed four workers (30 s with their death
+    costs): cleared before that iteration was charged, the charge met its 30-s floor cap at
+    once and held the group at 2 iterations all campaign."""
+    from collections import Counter
+    from types import SimpleNamespace as NS
+
+    from tests.fuzz.test_schedule import group as sgroup, make
+    from xamt.fuzz.campaign import _Fuzzer
+
+    sched, search, _ = make([sgroup("x:lcm")])
+    while True:  # up to its first draw of edge values
+        (prop,) = sched.propose(1, 0.0)
+        if prop.op == "values:edges":
+            break
+        sched.done(prop, 0.0, ran=True)
+        search.report(prop.key, prop.input, 0.0, cost=0.0)
+    g = group("x:lcm", ["numpy:lcm", "numpy:lcm"])
+    fuzzer = NS(settings=NS(quarantine_after=2), strikes=Counter(), quarantined={}, schedule=sched,
+                search=search, judge=lambda run: (0.0, None), compiles=[], compile_by_library=Counter(),
+                _note_killers=lambda run: None, _account=lambda *a: 0.0, _rate_now=lambda: 1.0,
+                campaign=NS(iterations=0), _dirty=set(), _since_checkpoint=0, window=1000)
+    fuzzer._quarantine = lambda run, op: _Fuzzer._quarantine(fuzzer, run, op)
+    hang = MemberResult("timeout", duration_s=10.0)
+    run = NS(group=g, members=[0, 1], results=[hang, hang], task_s=20.0, killed=[11, 12], workers=[11, 12])
+    assert sched.below_floor("x:lcm")
+    _Fuzzer.on_result(fuzzer, prop, run)
+    assert sched.charged["x:lcm"] == 0.0 and "x:lcm" not in sched.capped
+    assert "edges" in sched.summary()["avoided"]["x:lcm"]
 
 
 def _aborting_campaign(out, monkeypatch, key, members):

@@ -603,7 +603,6 @@ class _Fuzzer:
         deaths = len(run.killed)  # workers it killed (a raised MemoryError kills none)
         if deaths:
             self._note_killers(run)
-        self._quarantine(run, prop.op)
         compile_s = self._account(prop, run, seconds, deaths)
         if prop.isolated:
             seconds = isolated_cost(run)
@@ -619,6 +618,9 @@ class _Fuzzer:
                            slowest_call=max(returned) if returned else None,
                            workers=run.workers, killed=run.killed,
                            compile_s=compile_s)
+        # after the charge: the charges it clears include this iteration's deaths (cleared
+        # before them, x:lcm's four deaths at integer extremes, 30 s, met its floor cap at once)
+        self._quarantine(run, prop.op)
         self.search.report(key, prop.input, d, cost=seconds, novel=novel, parent=not deaths)
         if all(r.status == "skipped" for r in run.results):
             self.search.retire(key)
