@@ -130,36 +130,46 @@ def test_an_xla_kernel_missing_for_a_dtype_is_benign():
     assert ErrorKinds.load().classify("InvalidArgumentError", msg)[0] == "benign"
 
 
-def test_a_member_that_disagrees_with_itself_is_dropped_before_filing(tmp_path):
+def _triage_one_value_candidate(tmp_path, relation, members, values, outputs, nondeterministic):
+    """Triage of a value candidate of two members on ``values``, run by a stand-in executor:
+    member ``m`` returns ``outputs(m, x)``, and says it differed from itself when
+    ``nondeterministic(item, x)`` (on calls with ``repeat`` > 1)."""
     import numpy as np
 
     from xamt.exec.group import MemberResult
     from xamt.triage.pipeline import Candidate, Triage
 
-    def member(lib, q):
-        return NS(library=lib, qualname=q, call="function", device=None, implements=[])
-
-    group = NS(key="t:neg", relation="cross_library", equivalence="value", tolerance=None,
-               normalisation="none", slots=[], members=[member("numpy", "numpy.negative"),
-                                                        member("fake", "fake.noisy_negative")])
+    group = NS(key="t:case", relation=relation, equivalence="value", tolerance=None,
+               normalisation="none", slots=[],
+               members=[NS(library=lib, qualname=q, call="function", device=None, implements=[])
+                        for lib, q in members])
 
     class Executor:
         def run(self, items):
             out = []
             for it in items:
                 x = np.asarray(it.input[0])
-                res = [MemberResult("ok", value=-x if m == 0 else -x + 1.0,
-                                    nondeterministic=(m == 1 and it.repeat > 1)) for m in it.members]
+                res = [MemberResult("ok", value=outputs(m, x),
+                                    nondeterministic=it.repeat > 1 and nondeterministic(m, x)) for m in it.members]
                 out.append(NS(results=res))
             return out
 
-    t = Triage(executor=Executor(), adapters={"numpy": NS(pivot_rank=0), "fake": NS(pivot_rank=50)},
+    libs = {lib for lib, _ in members}
+    t = Triage(executor=Executor(), adapters={lib: NS(pivot_rank=0 if lib == "numpy" else 50) for lib in libs},
                kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
-    values = {0: np.array([1.0, 2.0])}
     first = Executor().run([NS(input=values, members=[0, 1], repeat=1)])[0].results
     cand = Candidate(group=group, input=None, values=values, members=[0, 1], results=first,
                      kind="value", member=1)
-    out = t.process(cand, 1)
+    return t.process(cand, 1)
+
+
+def test_a_member_that_disagrees_with_itself_is_dropped_before_filing(tmp_path):
+    import numpy as np
+
+    out = _triage_one_value_candidate(
+        tmp_path, "cross_library", [("numpy", "numpy.negative"), ("fake", "fake.noisy_negative")],
+        {0: np.array([1.0, 2.0])}, outputs=lambda m, x: -x if m == 0 else -x + 1.0,
+        nondeterministic=lambda m, x: m == 1)
     assert out.finding is None and out.dropped.startswith("nondeterministic"), out.dropped
 
 
@@ -168,33 +178,10 @@ def test_a_random_draw_that_repeats_on_the_minimised_input_is_still_dropped(tmp_
     the input the divergence was found on (four elements) tells."""
     import numpy as np
 
-    from xamt.exec.group import MemberResult
-    from xamt.triage.pipeline import Candidate, Triage
-
-    def member(lib, q):
-        return NS(library=lib, qualname=q, call="function", device=None, implements=[])
-
-    group = NS(key="t:drop", relation="inplace", equivalence="value", tolerance=None,
-               normalisation="none", slots=[], members=[member("fake", "fake.dropout"),
-                                                        member("fake", "fake.dropout_")])
-
-    class Executor:
-        def run(self, items):
-            out = []
-            for it in items:
-                x = np.asarray(it.input[0])
-                res = [MemberResult("ok", value=x * (1.0 if m == 0 else 2.0),
-                                    nondeterministic=(it.repeat > 1 and x.size > 1)) for m in it.members]
-                out.append(NS(results=res))
-            return out
-
-    t = Triage(executor=Executor(), adapters={"fake": NS(pivot_rank=0)},
-               kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
-    values = {0: np.array([1.0, 2.0, 3.0, 4.0])}
-    first = Executor().run([NS(input=values, members=[0, 1], repeat=1)])[0].results
-    cand = Candidate(group=group, input=None, values=values, members=[0, 1], results=first,
-                     kind="value", member=1)
-    out = t.process(cand, 1)
+    out = _triage_one_value_candidate(
+        tmp_path, "inplace", [("fake", "fake.dropout"), ("fake", "fake.dropout_")],
+        {0: np.array([1.0, 2.0, 3.0, 4.0])}, outputs=lambda m, x: x * (1.0 if m == 0 else 2.0),
+        nondeterministic=lambda m, x: x.size > 1)
     assert out.finding is None and out.dropped.startswith("nondeterministic"), out.dropped
 
 
