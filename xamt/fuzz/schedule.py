@@ -526,10 +526,14 @@ class Schedule:
         an isolated cross-library group is. The isolation worker runs one call at a time on the
         CPU the others leave; filled by the guided draws of the other isolated groups (about a
         hundred, some hanging a minute per call), it left floor groups a slot now and then:
-        x:lcm ended a campaign at 2 iterations, x:svd/linalg at 18."""
+        x:lcm ended a campaign at 2 iterations, x:svd/linalg at 18. The look over the isolated
+        groups (about a hundred, on the fuzz loop's path) is made only where the answer matters:
+        with fewer than half in flight, either room admits ``key``."""
         room = self.settings.isolated_inflight
-        if room > 1 and not self.below_floor(key) and any(self.below_floor(k) for k in self.isolated):
-            return room // 2
+        half = room // 2
+        if (room > 1 and self.isolated_inflight >= half and not self.below_floor(key)
+                and any(self.below_floor(k) for k in self.isolated)):
+            return half
         return room
 
     def _draws_for(self, key: Hashable, index: int) -> np.random.Generator:
