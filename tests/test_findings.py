@@ -1,3 +1,5 @@
+import functools
+
 import pytest
 
 from xamt.errors import StoreVersionError
@@ -179,3 +181,39 @@ def test_a_finding_whose_lineage_is_related_folds_into_the_first(tmp_path):
             other = make_finding(cid2, finding_class=FindingClass.NAN, signature="+inf",
                                  summary={"family": "tensorflow:sort", "lineage": lin("sort", "cc", ["cc", "aa"])})
             assert fs2.file(other, b"", b"", related=same_cause)[1]
+            # the other API is listed with the first finding
+            assert fs2.finding(a).summary["also"] == [{"api": "tensorflow.experimental.numpy.sort",
+                                                       "signature": "nan"}]
+
+
+def test_a_related_finding_folds_across_akin_triggers(tmp_path):
+    """jax's convolution_matrix calls toeplitz: its +inf finding and toeplitz's NaN finding are
+    one convolution spreading non-finite values; with ``akin`` they fold, the trigger listed."""
+    from xamt.triage.dedup import akin, load_lineage, same_cause
+
+    kin = functools.partial(akin, kin=load_lineage().trigger_kin)
+    lin = {"library": "jax", "kernels": "xla", "name": "convolution_matrix", "entry": "cm", "calls": ["cm", "tp"]}
+    with Store(tmp_path / "x.db") as st:
+        fs = FindingsStore(st)
+        cid = fs.start_campaign(Campaign(libraries={}, budget_s=1, seed=1, workers=1))
+        conv = make_finding(cid, finding_class=FindingClass.NAN, signature="+inf",
+                            outlier_api="jax.scipy.linalg.convolution_matrix",
+                            summary={"family": "jax:convolution_matrix", "lineage": lin})
+        toeplitz = make_finding(cid, finding_class=FindingClass.NAN, signature="nan",
+                                outlier_api="jax.scipy.linalg.toeplitz",
+                                summary={"family": "jax:toeplitz",
+                                         "lineage": {**lin, "name": "toeplitz", "entry": "tp", "calls": ["tp"]}})
+        first, _ = fs.file(conv, b"", b"", related=same_cause, akin=kin)
+        # without kin the triggers differ: two findings
+        assert fs.file(toeplitz, b"", b"", related=same_cause)[1]
+    with Store(tmp_path / "y.db") as st:
+        fs = FindingsStore(st)
+        cid = fs.start_campaign(Campaign(libraries={}, budget_s=1, seed=1, workers=1))
+        conv.campaign_id = toeplitz.campaign_id = cid
+        first, _ = fs.file(conv, b"", b"", related=same_cause, akin=kin)
+        assert fs.file(toeplitz, b"", b"", related=same_cause, akin=kin) == (first, False)
+        assert fs.finding(first).summary["also"] == [{"api": "jax.scipy.linalg.toeplitz", "signature": "nan"}]
+        # a subnormal is no kin of +inf
+        sub = make_finding(cid, finding_class=FindingClass.NAN, signature="subnormal",
+                           outlier_api="jax.scipy.linalg.toeplitz", summary=dict(toeplitz.summary))
+        assert fs.file(sub, b"", b"", related=same_cause, akin=kin)[1]

@@ -320,14 +320,16 @@ class FindingsStore:
 
     # -- findings -----------------------------------------------------------------------------
     def file(self, f: Finding, inputs: bytes, outputs: bytes,
-             related: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None
-             ) -> tuple[int, bool]:
+             related: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None,
+             akin: Callable[[str, str], bool] | None = None) -> tuple[int, bool]:
         """Record ``f``; returns ``(id, new)``. A finding of the same root cause
         (:meth:`Finding.dedup_key`) only bumps ``hits`` and ``last_seen``, and records ``f``'s
-        group and dtype as an occurrence. So does the first finding of the same class and
-        signature whose ``summary["lineage"]`` ``related(theirs, f's)`` says shares the cause
-        (:func:`xamt.triage.dedup.same_cause`: one API calls the other, or is its namesake or
-        sibling on the same kernels)."""
+        group and dtype as an occurrence. So does the first finding of the same class, a
+        signature ``akin`` to ``f``'s (the same where not given; NaN and +inf with
+        :func:`xamt.triage.dedup.akin`) and a ``summary["lineage"]`` that ``related(theirs,
+        f's)`` says shares the cause (:func:`xamt.triage.dedup.same_cause`: one API calls the
+        other, or is its namesake, sibling or qualified form on the same kernels). A fold from
+        another API or signature is listed in the first finding's ``summary["also"]``."""
         with self.store.transaction():
             cls, family, signature = f.dedup_key()
             row = self.store.query(
@@ -337,16 +339,18 @@ class FindingsStore:
             lineage = f.summary.get("lineage")
             if not row and related is not None and lineage:
                 row = [r for r in self.store.query(
-                    "SELECT id, json_extract(summary, '$.lineage') AS lineage FROM findings"
-                    " WHERE finding_class=? AND signature=? AND json_extract(summary, '$.lineage') IS NOT NULL"
-                    " ORDER BY id", (cls, signature))
-                    if related(json.loads(r["lineage"]), lineage)][:1]
+                    "SELECT id, signature, json_extract(summary, '$.lineage') AS lineage FROM findings"
+                    " WHERE finding_class=? AND json_extract(summary, '$.lineage') IS NOT NULL"
+                    " ORDER BY id", (cls,))
+                    if (akin(r["signature"], signature) if akin is not None else r["signature"] == signature)
+                    and related(json.loads(r["lineage"]), lineage)][:1]
             if row:
                 fid = int(row[0]["id"])
                 self.store.execute(
                     "UPDATE findings SET hits = hits + ?, last_seen=? WHERE id=?",
                     (f.hits, f.last_seen, fid))
                 self._occurrence(fid, f)
+                self._also(fid, f)
                 f.id = fid
                 return fid, False
             cur = self.store.execute(
@@ -366,6 +370,23 @@ class FindingsStore:
             self._occurrence(fid, f)
         f.id = fid
         return fid, True
+
+    #: how many other APIs or signatures a finding's ``summary["also"]`` lists at most
+    ALSO_LIMIT = 20
+
+    def _also(self, fid: int, f: Finding) -> None:
+        """List ``f``'s outlier API and signature in finding ``fid``'s ``summary["also"]`` where
+        they differ from its own: a fold across APIs or triggers stays visible."""
+        r = self.store.query("SELECT outlier_api, signature, summary FROM findings WHERE id=?", (fid,))[0]
+        seen = {"api": f.outlier_api or "", "signature": f.signature}
+        if (seen["api"], seen["signature"]) == (r["outlier_api"], r["signature"]):
+            return
+        summary = json.loads(r["summary"] or "{}")
+        also = summary.setdefault("also", [])
+        if seen in also or len(also) >= self.ALSO_LIMIT:
+            return
+        also.append(seen)
+        self.store.execute("UPDATE findings SET summary=? WHERE id=?", (json.dumps(summary, default=str), fid))
 
     def _occurrence(self, fid: int, f: Finding) -> None:
         self.store.execute(

@@ -65,6 +65,10 @@ def test_finding_page_shows_outputs_side_by_side_with_differences(built):
     assert "xamt findings export 1 --format issue" in html
     crash = (index.parent / "findings" / f"{ids['crash']}.html").read_text()
     assert "worker died with SIGSEGV" in crash and "no reproducer was written" in crash
+    # a finding that others folded into names them
+    nan = (index.parent / "findings" / f"{ids['nan']}.html").read_text()
+    assert "same cause also in" in nan and "<code>torch.fmax</code> (+inf)" in nan
+    assert "same cause also in" not in crash
 
 
 def test_rebuild_replaces_the_old_report(tmp_path):

@@ -242,6 +242,38 @@ def test_same_cause_needs_the_same_kernels_and_a_call_a_shared_function_or_a_sib
     assert not same_cause({**argmin, "kernels": "xla"}, {**argmin, "library": "jax", "kernels": "xla"}, words)
 
 
+def test_a_qualified_name_is_the_plain_one_with_words_in_front():
+    from xamt.triage.dedup import qualified, same_cause
+
+    assert qualified("unsorted_segment_min", "min") and qualified("min", "segment_min")
+    assert qualified("approx_top_k", "top_k")
+    # inside a word, or a plain name too short to say anything, is no qualifier
+    assert not qualified("argmin", "min") and not qualified("approx_top_k", "k")
+    assert not qualified("cumsum", "cumsum") and not qualified("min_max", "max_min")
+    # XLA's compiled tnp.min and tf.math.unsorted_segment_min, both on TensorFlow's front end
+    seg = {"library": "tensorflow", "kernels": "xla", "name": "segment_min", "entry": "aa", "calls": ["aa"]}
+    mn = {"library": "tensorflow", "kernels": "xla", "name": "min", "entry": "bb", "calls": ["bb"]}
+    assert same_cause(seg, mn) and same_cause(mn, seg)
+    # an API's own name counts beside its canonical one (tf.math.top_k is canonically "topk")
+    top_k = {"library": "tensorflow", "kernels": "tensorflow", "name": "topk", "entry": "cc", "calls": ["cc"]}
+    approx = {"library": "tensorflow", "kernels": "tensorflow", "name": "approx_max_k", "alias": "approx_top_k",
+              "entry": "dd", "calls": ["dd"]}
+    assert not same_cause(top_k, approx)
+    assert same_cause({**top_k, "alias": "top_k"}, approx) and same_cause(approx, {**top_k, "alias": "top_k"})
+    # not across kernels
+    assert not same_cause({**seg, "kernels": "tensorflow"}, mn)
+
+
+def test_triggers_of_one_kin_are_akin():
+    from xamt.triage.dedup import akin, load_lineage
+
+    kin = load_lineage().trigger_kin
+    assert akin("nan", "+inf", kin) and akin("-inf", "nan", kin) and akin("subnormal", "subnormal", kin)
+    assert not akin("nan", "subnormal", kin) and not akin("nan", "+inf", ())
+    # a refusal rule or a crash's status is only akin to itself
+    assert not akin("timeout", "nan", kin)
+
+
 def test_lineage_data_is_checked(tmp_path):
     from xamt.triage.dedup import load_lineage
 
@@ -253,3 +285,7 @@ def test_lineage_data_is_checked(tmp_path):
     bad.write_text('[lineage]\nsibling_words = []\n[lineage.trace]\njax = "eval_shape"\n')
     with pytest.raises(DataFileError, match="trace"):
         load_lineage(bad)
+    for kin in ('[["nan"]]', '[["nan", "infinity"]]', '["nan", "+inf"]'):
+        bad.write_text(f'[lineage]\ntrigger_kin = {kin}\n')
+        with pytest.raises(DataFileError, match="trigger_kin"):
+            load_lineage(bad)

@@ -48,7 +48,7 @@ from xamt.log import get_logger
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind, error_key, judge_statuses
 from xamt.progress import Progress
 from xamt.store import Schema, Store, default_db_path
-from xamt.triage.dedup import Candidate, input_signature, load_triage_per_cause, same_cause
+from xamt.triage.dedup import Candidate, akin, input_signature, load_triage_per_cause, same_cause
 from xamt.triage.pipeline import Triage
 from xamt.triage.reference import call_rank, implementation, referee_index
 from xamt.triage.runner import TriageRunner
@@ -315,6 +315,8 @@ class _Fuzzer:
         self.triage_per_cause = load_triage_per_cause()
         #: whether two findings' lineages share a root cause (the store folds the later one)
         self._related = functools.partial(same_cause, words=self.triage.lineage.sibling_words)
+        #: whether two findings' signatures may be one cause (NaN and +inf, ``trigger_kin``)
+        self._akin = functools.partial(akin, kin=self.triage.lineage.trigger_kin)
         self.runner: TriageRunner | None = None
         self.not_triaged: list[Candidate] = []
         self.dropped: dict[str, int] = {}
@@ -570,7 +572,8 @@ class _Fuzzer:
             pk = json.dumps(cand.prekey)
             fid = None
             if out.finding is not None:
-                fid, new = self.fs.file(out.finding, out.inputs_blob, out.outputs_blob, related=self._related)
+                fid, new = self.fs.file(out.finding, out.inputs_blob, out.outputs_blob, related=self._related,
+                                        akin=self._akin)
                 if new:
                     self.findings += 1
                     cls = out.finding.finding_class.value

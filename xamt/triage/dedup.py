@@ -23,7 +23,7 @@ from xamt.oracle import SignalKind
 __all__ = ["Candidate", "OUT_OF_DOMAIN", "input_signature", "dominant_dtype", "finding_signature", "trigger",
            "TRIGGERS", "RULE_CLASSES", "load_triage_per_cause", "api_family", "validation_family", "crash_family",
            "cause_cluster", "numeric_arrays", "rule_signature", "Lineage", "load_lineage", "siblings",
-           "same_cause"]
+           "qualified", "same_cause", "akin"]
 
 #: classes keyed by the refusal rule their candidate carries, not by the input's values
 RULE_CLASSES = (FindingClass.STATUS, FindingClass.VALIDATION)
@@ -201,14 +201,18 @@ class Lineage:
 
     sibling_words: tuple[tuple[str, str], ...] = ()
     trace: Mapping[str, str] = field(default_factory=dict)
+    #: sets of triggers one cause shows through alike (NaN and the infinities): a related
+    #: finding folds across them (:func:`akin`)
+    trigger_kin: tuple[frozenset[str], ...] = ()
 
 
 def load_lineage(path: Any = None) -> Lineage:
     """``[lineage]`` of ``triage.toml``.
 
     Raises:
-        DataFileError: ``sibling_words`` is not a list of pairs of distinct non-empty words, or
-            ``trace`` not a table of ``"module:qualname"`` strings.
+        DataFileError: ``sibling_words`` is not a list of pairs of distinct non-empty words,
+            ``trace`` not a table of ``"module:qualname"`` strings, or ``trigger_kin`` not a list
+            of lists of two or more :data:`TRIGGERS`.
     """
     from xamt.datafiles import read_toml
     from xamt.errors import DataFileError
@@ -225,7 +229,18 @@ def load_lineage(path: Any = None) -> Lineage:
     if not isinstance(trace, dict) or not all(isinstance(v, str) and ":" in v for v in trace.values()):
         raise DataFileError(f"{where}: [lineage.trace] maps a library to a 'module:qualname' evaluator, "
                             f"got {trace!r}")
-    return Lineage(tuple((a, b) for a, b in pairs), dict(trace))
+    kin = table.get("trigger_kin", [])
+    if not isinstance(kin, list) or not all(
+            isinstance(k, list) and len(set(k)) >= 2 and all(t in TRIGGERS for t in k) for k in kin):
+        raise DataFileError(f"{where}: [lineage] trigger_kin must be a list of lists of two or more of "
+                            f"{', '.join(TRIGGERS)}, got {kin!r}")
+    return Lineage(tuple((a, b) for a, b in pairs), dict(trace), tuple(frozenset(k) for k in kin))
+
+
+def akin(a: str, b: str, kin: Sequence[frozenset[str]] = ()) -> bool:
+    """Whether two findings' signatures can be one root cause: the same, or triggers of one set
+    of ``kin`` (NaN and +inf spread through one convolution)."""
+    return a == b or any(a in k and b in k for k in kin)
 
 
 def siblings(a: str, b: str, words: Sequence[tuple[str, str]]) -> bool:
@@ -242,14 +257,25 @@ def siblings(a: str, b: str, words: Sequence[tuple[str, str]]) -> bool:
     return False
 
 
+def qualified(a: str, b: str) -> bool:
+    """Whether one API name is the other with qualifying words in front, at a word boundary
+    (``unsorted_segment_min`` and ``min``, ``approx_top_k`` and ``top_k``): the qualified
+    operation is the plain one over segments, approximated, and so on, and runs its kernel.
+    The plain name needs three letters or more (``k`` says nothing)."""
+    short, long = sorted((a, b), key=len)
+    return len(short) >= 3 and long.endswith("_" + short)
+
+
 def same_cause(old: Mapping[str, Any], new: Mapping[str, Any], words: Sequence[tuple[str, str]] = ()) -> bool:
     """Whether two findings of one class and signature, with these lineages (``summary["lineage"]``:
-    ``library``, ``kernels``, ``name``, ``entry``, ``calls``), share one root cause: both run on
-    the same kernels (a library's own, XLA for its compiled calls, TensorFlow's under Keras) and
-    one's API is the other's or calls it (its function is among the other's footprint,
-    :mod:`xamt.exec.footprint`), or, in one library or a library and the one whose kernels it
-    runs, is its namesake or sibling (:func:`siblings`). JAX and TensorFlow's compiled calls
-    share XLA but not their front ends: a name alone does not relate them."""
+    ``library``, ``kernels``, ``name`` and ``alias``, ``entry``, ``calls``), share one root cause:
+    both run on the same kernels (a library's own, XLA for its compiled calls, TensorFlow's under
+    Keras) and one's API is the other's or calls it (its function is among the other's
+    footprint, :mod:`xamt.exec.footprint`), or, in one library or a library and the one whose
+    kernels it runs, is its namesake, sibling (:func:`siblings`) or qualified form
+    (:func:`qualified`), by its canonical name or its own (``alias``: ``top_k`` where the
+    canonical name is ``topk``). JAX and TensorFlow's compiled calls share XLA but not their front
+    ends: a name alone does not relate them."""
     kernels = old.get("kernels")
     if not kernels or kernels != new.get("kernels"):
         return False
@@ -259,8 +285,9 @@ def same_cause(old: Mapping[str, Any], new: Mapping[str, Any], words: Sequence[t
             return True
     if old.get("library") != new.get("library") and kernels not in (old.get("library"), new.get("library")):
         return False
-    names = old.get("name") or "", new.get("name") or ""
-    return bool(names[0]) and (names[0] == names[1] or siblings(names[0], names[1], words))
+    mine = {n for n in (old.get("name"), old.get("alias")) if n}
+    theirs = {n for n in (new.get("name"), new.get("alias")) if n}
+    return any(a == b or siblings(a, b, words) or qualified(a, b) for a in mine for b in theirs)
 
 
 def _holder(member: Any, adapter: Any) -> str | None:

@@ -197,8 +197,10 @@ class Triage:
         if run is not None and (cls_name != FindingClass.CRASH or trace is not None):
             self._calls += 1
             footprint = run(m, values, trace=trace)
-        return {"library": m.library, "kernels": implementation(m, self.adapters),
-                "name": getattr(m, "canonical", "") or m.qualname.rpartition(".")[2],
+        own = m.qualname.rpartition(".")[2]
+        name = getattr(m, "canonical", "") or own
+        return {"library": m.library, "kernels": implementation(m, self.adapters), "name": name,
+                **({"alias": own} if own != name else {}),
                 "entry": (footprint or {}).get("entry"), "calls": (footprint or {}).get("calls", [])}
 
     def _bounded(self, still_fails: Callable[[dict[int, Any]], bool]) -> Callable[[dict[int, Any]], bool]:
