@@ -181,9 +181,16 @@ def test_a_finding_whose_lineage_is_related_folds_into_the_first(tmp_path):
             other = make_finding(cid2, finding_class=FindingClass.NAN, signature="+inf",
                                  summary={"family": "tensorflow:sort", "lineage": lin("sort", "cc", ["cc", "aa"])})
             assert fs2.file(other, b"", b"", related=same_cause)[1]
-            # the other API is listed with the first finding
+            # the other API is listed with the first finding, with its lineage
             assert fs2.finding(a).summary["also"] == [{"api": "tensorflow.experimental.numpy.sort",
-                                                       "signature": "nan"}]
+                                                       "signature": "nan", "lineage": sort.summary["lineage"]}]
+            # a third API related only to the folded one (it calls sort, not top_k) folds too
+            sorted_ = make_finding(cid2, finding_class=FindingClass.NAN, signature="nan", group_key="sorted",
+                                   outlier_api="tensorflow.experimental.numpy.msort",
+                                   summary={"family": "tensorflow:msort",
+                                            "lineage": lin("msort", "ee", ["ee", "cc"])})
+            assert fs2.file(sorted_, b"", b"", related=same_cause) == (a, False)
+            assert [x["api"] for x in fs2.finding(a).summary["also"]][-1] == "tensorflow.experimental.numpy.msort"
 
 
 def test_a_related_finding_folds_across_akin_triggers(tmp_path):
@@ -212,7 +219,8 @@ def test_a_related_finding_folds_across_akin_triggers(tmp_path):
         conv.campaign_id = toeplitz.campaign_id = cid
         first, _ = fs.file(conv, b"", b"", related=same_cause, akin=kin)
         assert fs.file(toeplitz, b"", b"", related=same_cause, akin=kin) == (first, False)
-        assert fs.finding(first).summary["also"] == [{"api": "jax.scipy.linalg.toeplitz", "signature": "nan"}]
+        assert [(a["api"], a["signature"]) for a in fs.finding(first).summary["also"]] == [
+            ("jax.scipy.linalg.toeplitz", "nan")]
         # a subnormal is no kin of +inf
         sub = make_finding(cid, finding_class=FindingClass.NAN, signature="subnormal",
                            outlier_api="jax.scipy.linalg.toeplitz", summary=dict(toeplitz.summary))

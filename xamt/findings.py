@@ -328,8 +328,9 @@ class FindingsStore:
         signature ``akin`` to ``f``'s (the same where not given; NaN and +inf with
         :func:`xamt.triage.dedup.akin`) and a ``summary["lineage"]`` that ``related(theirs,
         f's)`` says shares the cause (:func:`xamt.triage.dedup.same_cause`: one API calls the
-        other, or is its namesake, sibling or qualified form on the same kernels). A fold from
-        another API or signature is listed in the first finding's ``summary["also"]``."""
+        other, or is its namesake, sibling or qualified form on the same kernels), with the
+        finding's own lineage or that of one folded into it. A fold from another API or signature
+        is listed, with its lineage, in the first finding's ``summary["also"]``."""
         with self.store.transaction():
             cls, family, signature = f.dedup_key()
             row = self.store.query(
@@ -338,12 +339,18 @@ class FindingsStore:
                 (cls, signature, family))
             lineage = f.summary.get("lineage")
             if not row and related is not None and lineage:
+                same = akin or (lambda a, b: a == b)
                 row = [r for r in self.store.query(
-                    "SELECT id, signature, json_extract(summary, '$.lineage') AS lineage FROM findings"
+                    "SELECT id, signature, json_extract(summary, '$.lineage') AS lineage,"
+                    " json_extract(summary, '$.also') AS also FROM findings"
                     " WHERE finding_class=? AND json_extract(summary, '$.lineage') IS NOT NULL"
                     " ORDER BY id", (cls,))
-                    if (akin(r["signature"], signature) if akin is not None else r["signature"] == signature)
-                    and related(json.loads(r["lineage"]), lineage)][:1]
+                    # the finding's own lineage, then those of the findings folded into it: the
+                    # relation composes (tnp.sort calls top_k, approx_top_k qualifies top_k)
+                    if any(same(sig, signature) and related(lin, lineage)
+                           for sig, lin in [(r["signature"], json.loads(r["lineage"]))]
+                           + [(a["signature"], a["lineage"]) for a in json.loads(r["also"] or "[]")
+                              if a.get("lineage")])][:1]
             if row:
                 fid = int(row[0]["id"])
                 self.store.execute(
@@ -383,8 +390,11 @@ class FindingsStore:
             return
         summary = json.loads(r["summary"] or "{}")
         also = summary.setdefault("also", [])
-        if seen in also or len(also) >= self.ALSO_LIMIT:
+        if any((a["api"], a["signature"]) == (seen["api"], seen["signature"]) for a in also) \
+                or len(also) >= self.ALSO_LIMIT:
             return
+        if f.summary.get("lineage"):
+            seen["lineage"] = f.summary["lineage"]
         also.append(seen)
         self.store.execute("UPDATE findings SET summary=? WHERE id=?", (json.dumps(summary, default=str), fid))
 
