@@ -225,3 +225,36 @@ def test_a_related_finding_folds_across_akin_triggers(tmp_path):
         sub = make_finding(cid, finding_class=FindingClass.NAN, signature="subnormal",
                            outlier_api="jax.scipy.linalg.toeplitz", summary=dict(toeplitz.summary))
         assert fs.file(sub, b"", b"", related=same_cause, akin=kin)[1]
+
+
+def test_a_hang_and_a_refusal_of_one_api_fold_across_classes(tmp_path):
+    """scipy's poisson.entropy hangs at one huge mu and refuses the next ("arange: cannot compute
+    length"): with ``crossed`` the refusal is an occurrence of the hang, its class listed."""
+    from xamt.triage.dedup import load_lineage, one_failure
+
+    crossed = functools.partial(one_failure, pairs=load_lineage().one_failure)
+    with Store(tmp_path / "x.db") as st:
+        fs = FindingsStore(st)
+        cid = fs.start_campaign(Campaign(libraries={}, budget_s=1, seed=1, workers=1))
+        api = "scipy.stats.poisson.entropy"
+        hang = make_finding(cid, finding_class=FindingClass.CRASH, signature="timeout", outlier_api=api,
+                            summary={"family": "scipy:scipy.stats.poisson"})
+        refusal = make_finding(cid, finding_class=FindingClass.STATUS, outlier_api=api,
+                               signature="ValueError: arange: cannot compute length",
+                               summary={"family": "scipy:scipy.stats"})
+        first, _ = fs.file(hang, b"", b"")
+        # without the rule, two findings
+        assert fs.file(refusal, b"", b"")[1]
+        # another API's refusal stays apart, with the rule too
+        other = make_finding(cid, finding_class=FindingClass.STATUS, outlier_api="scipy.stats.poisson.sf",
+                             signature="ValueError: x", summary={"family": "scipy:scipy.stats"})
+        assert fs.file(other, b"", b"", crossed=crossed)[1]
+    with Store(tmp_path / "y.db") as st:
+        fs = FindingsStore(st)
+        cid = fs.start_campaign(Campaign(libraries={}, budget_s=1, seed=1, workers=1))
+        hang.campaign_id = refusal.campaign_id = cid
+        first, _ = fs.file(hang, b"", b"", crossed=crossed)
+        assert fs.file(refusal, b"", b"", crossed=crossed) == (first, False)
+        assert fs.finding(first).summary["also"] == [
+            {"api": "scipy.stats.poisson.entropy", "signature": "ValueError: arange: cannot compute length",
+             "class": "status"}]

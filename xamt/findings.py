@@ -321,7 +321,8 @@ class FindingsStore:
     # -- findings -----------------------------------------------------------------------------
     def file(self, f: Finding, inputs: bytes, outputs: bytes,
              related: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None,
-             akin: Callable[[str, str], bool] | None = None) -> tuple[int, bool]:
+             akin: Callable[[str, str], bool] | None = None,
+             crossed: Callable[[tuple[str, str], tuple[str, str]], bool] | None = None) -> tuple[int, bool]:
         """Record ``f``; returns ``(id, new)``. A finding of the same root cause
         (:meth:`Finding.dedup_key`) only bumps ``hits`` and ``last_seen``, and records ``f``'s
         group and dtype as an occurrence. So does the first finding of the same class, a
@@ -329,8 +330,11 @@ class FindingsStore:
         :func:`xamt.triage.dedup.akin`) and a ``summary["lineage"]`` that ``related(theirs,
         f's)`` says shares the cause (:func:`xamt.triage.dedup.same_cause`: one API calls the
         other, or is its namesake, sibling or qualified form on the same kernels), with the
-        finding's own lineage or that of one folded into it. A fold from another API or signature
-        is listed, with its lineage, in the first finding's ``summary["also"]``."""
+        finding's own lineage or that of one folded into it. So does the first finding of the same
+        outlier API in another class where ``crossed((class, signature) of theirs, of f)`` says
+        the two are one failure (:func:`xamt.triage.dedup.one_failure`: a hang and a refusal). A
+        fold from another API, signature or class is listed, with its lineage, in the first
+        finding's ``summary["also"]``."""
         with self.store.transaction():
             cls, family, signature = f.dedup_key()
             row = self.store.query(
@@ -351,6 +355,11 @@ class FindingsStore:
                            for sig, lin in [(r["signature"], json.loads(r["lineage"]))]
                            + [(a["signature"], a["lineage"]) for a in json.loads(r["also"] or "[]")
                               if a.get("lineage")])][:1]
+            if not row and crossed is not None and f.outlier_api:
+                row = [r for r in self.store.query(
+                    "SELECT id, finding_class, signature FROM findings WHERE outlier_api=? AND finding_class!=?"
+                    " ORDER BY id", (f.outlier_api, cls))
+                    if crossed((r["finding_class"], r["signature"]), (cls, signature))][:1]
             if row:
                 fid = int(row[0]["id"])
                 self.store.execute(
@@ -382,15 +391,20 @@ class FindingsStore:
     ALSO_LIMIT = 20
 
     def _also(self, fid: int, f: Finding) -> None:
-        """List ``f``'s outlier API and signature in finding ``fid``'s ``summary["also"]`` where
-        they differ from its own: a fold across APIs or triggers stays visible."""
-        r = self.store.query("SELECT outlier_api, signature, summary FROM findings WHERE id=?", (fid,))[0]
+        """List ``f``'s outlier API and signature (and class) in finding ``fid``'s
+        ``summary["also"]`` where they differ from its own: a fold across APIs, triggers or
+        classes stays visible."""
+        r = self.store.query("SELECT outlier_api, signature, finding_class, summary FROM findings WHERE id=?",
+                             (fid,))[0]
         seen = {"api": f.outlier_api or "", "signature": f.signature}
-        if (seen["api"], seen["signature"]) == (r["outlier_api"], r["signature"]):
+        if f.finding_class.value != r["finding_class"]:
+            seen["class"] = f.finding_class.value
+        if (seen["api"], seen["signature"], seen.get("class")) == (r["outlier_api"], r["signature"], None):
             return
         summary = json.loads(r["summary"] or "{}")
         also = summary.setdefault("also", [])
-        if any((a["api"], a["signature"]) == (seen["api"], seen["signature"]) for a in also) \
+        if any((a["api"], a["signature"], a.get("class")) == (seen["api"], seen["signature"], seen.get("class"))
+               for a in also) \
                 or len(also) >= self.ALSO_LIMIT:
             return
         if f.summary.get("lineage"):

@@ -82,7 +82,8 @@ def write_small_campaign(out: Path) -> dict[str, int]:
         f = Finding(cid, "maximum/elementwise", "cross_library", FindingClass.NAN, "torch",
                     "torch.maximum", "float64", "float64[20,15]|nan", MAX,
                     summary={"nan_mismatch": 1, "mismatched": 2, "total": 300,
-                             "also": [{"api": "torch.fmax", "signature": "+inf"}]},
+                             "also": [{"api": "torch.fmax", "signature": "+inf"},
+                                      {"api": "torch.maximum", "signature": "RuntimeError: x", "class": "status"}]},
                     first_seen=c.started + 30, hits=3)
         ids["nan"], _ = fs.file(f, codec.dumps({"x1": a, "x2": np.float64(0.0)}),
                                 codec.dumps([ok(expect), ok(torch_out), ok(expect.copy())]))

@@ -68,6 +68,7 @@ def test_finding_page_shows_outputs_side_by_side_with_differences(built):
     # a finding that others folded into names them
     nan = (index.parent / "findings" / f"{ids['nan']}.html").read_text()
     assert "same cause also in" in nan and "<code>torch.fmax</code> (+inf)" in nan
+    assert "<code>torch.maximum</code> (status: RuntimeError: x)" in nan
     assert "same cause also in" not in crash
 
 

@@ -264,6 +264,18 @@ def test_a_qualified_name_is_the_plain_one_with_words_in_front():
     assert not same_cause({**seg, "kernels": "tensorflow"}, mn)
 
 
+def test_a_hang_and_a_refusal_of_one_api_are_one_failure():
+    from xamt.triage.dedup import load_lineage, one_failure
+
+    pairs = load_lineage().one_failure
+    hang, refusal = ("crash", "timeout"), ("status", "ValueError: arange: cannot compute length")
+    assert one_failure(hang, refusal, pairs) and one_failure(refusal, hang, pairs)
+    # a segfault is not a hang; a value finding is not a refusal; nothing without pairs
+    assert not one_failure(("crash", "crashed"), refusal, pairs)
+    assert not one_failure(hang, ("value", "nan"), pairs)
+    assert not one_failure(hang, refusal, ())
+
+
 def test_triggers_of_one_kin_are_akin():
     from xamt.triage.dedup import akin, load_lineage
 
@@ -285,6 +297,10 @@ def test_lineage_data_is_checked(tmp_path):
     bad.write_text('[lineage]\nsibling_words = []\n[lineage.trace]\njax = "eval_shape"\n')
     with pytest.raises(DataFileError, match="trace"):
         load_lineage(bad)
+    for pairs in ('[["crash:timeout", "crash"]]', '[["crash", "bug"]]', '["crash", "status"]'):
+        bad.write_text(f'[lineage]\none_failure = {pairs}\n')
+        with pytest.raises(DataFileError, match="one_failure"):
+            load_lineage(bad)
     for kin in ('[["nan"]]', '[["nan", "infinity"]]', '["nan", "+inf"]'):
         bad.write_text(f'[lineage]\ntrigger_kin = {kin}\n')
         with pytest.raises(DataFileError, match="trigger_kin"):

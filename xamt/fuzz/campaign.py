@@ -48,7 +48,7 @@ from xamt.log import get_logger
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind, error_key, judge_statuses
 from xamt.progress import Progress
 from xamt.store import Schema, Store, default_db_path
-from xamt.triage.dedup import Candidate, akin, input_signature, load_triage_per_cause, same_cause
+from xamt.triage.dedup import Candidate, akin, input_signature, load_triage_per_cause, one_failure, same_cause
 from xamt.triage.pipeline import Triage
 from xamt.triage.reference import call_rank, implementation, referee_index
 from xamt.triage.runner import TriageRunner
@@ -317,6 +317,8 @@ class _Fuzzer:
         self._related = functools.partial(same_cause, words=self.triage.lineage.sibling_words)
         #: whether two findings' signatures may be one cause (NaN and +inf, ``trigger_kin``)
         self._akin = functools.partial(akin, kin=self.triage.lineage.trigger_kin)
+        #: whether two findings of one API in two classes are one failure (a hang, a refusal)
+        self._crossed = functools.partial(one_failure, pairs=self.triage.lineage.one_failure)
         self.runner: TriageRunner | None = None
         self.not_triaged: list[Candidate] = []
         self.dropped: dict[str, int] = {}
@@ -573,7 +575,7 @@ class _Fuzzer:
             fid = None
             if out.finding is not None:
                 fid, new = self.fs.file(out.finding, out.inputs_blob, out.outputs_blob, related=self._related,
-                                        akin=self._akin)
+                                        akin=self._akin, crossed=self._crossed)
                 if new:
                     self.findings += 1
                     cls = out.finding.finding_class.value

@@ -23,7 +23,7 @@ from xamt.oracle import SignalKind
 __all__ = ["Candidate", "OUT_OF_DOMAIN", "input_signature", "dominant_dtype", "finding_signature", "trigger",
            "TRIGGERS", "RULE_CLASSES", "load_triage_per_cause", "api_family", "validation_family", "crash_family",
            "cause_cluster", "numeric_arrays", "rule_signature", "Lineage", "load_lineage", "siblings",
-           "qualified", "same_cause", "akin"]
+           "qualified", "same_cause", "akin", "one_failure"]
 
 #: classes keyed by the refusal rule their candidate carries, not by the input's values
 RULE_CLASSES = (FindingClass.STATUS, FindingClass.VALIDATION)
@@ -204,6 +204,9 @@ class Lineage:
     #: sets of triggers one cause shows through alike (NaN and the infinities): a related
     #: finding folds across them (:func:`akin`)
     trigger_kin: tuple[frozenset[str], ...] = ()
+    #: pairs of ``"class:signature"`` (or ``"class"``) that one API's findings show for one
+    #: failure (a hang and a refusal): :func:`one_failure`
+    one_failure: tuple[tuple[str, str], ...] = ()
 
 
 def load_lineage(path: Any = None) -> Lineage:
@@ -211,8 +214,9 @@ def load_lineage(path: Any = None) -> Lineage:
 
     Raises:
         DataFileError: ``sibling_words`` is not a list of pairs of distinct non-empty words,
-            ``trace`` not a table of ``"module:qualname"`` strings, or ``trigger_kin`` not a list
-            of lists of two or more :data:`TRIGGERS`.
+            ``trace`` not a table of ``"module:qualname"`` strings, ``trigger_kin`` not a list
+            of lists of two or more :data:`TRIGGERS`, or ``one_failure`` not a list of pairs of
+            ``"class"`` or ``"class:signature"`` of two different finding classes.
     """
     from xamt.datafiles import read_toml
     from xamt.errors import DataFileError
@@ -234,7 +238,15 @@ def load_lineage(path: Any = None) -> Lineage:
             isinstance(k, list) and len(set(k)) >= 2 and all(t in TRIGGERS for t in k) for k in kin):
         raise DataFileError(f"{where}: [lineage] trigger_kin must be a list of lists of two or more of "
                             f"{', '.join(TRIGGERS)}, got {kin!r}")
-    return Lineage(tuple((a, b) for a, b in pairs), dict(trace), tuple(frozenset(k) for k in kin))
+    classes = {c.value for c in FindingClass}
+    failure = table.get("one_failure", [])
+    if not isinstance(failure, list) or not all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) and x.partition(":")[0] in classes for x in p)
+            and p[0].partition(":")[0] != p[1].partition(":")[0] for p in failure):
+        raise DataFileError(f"{where}: [lineage] one_failure must be a list of pairs of 'class' or 'class:signature' "
+                            f"of two different classes ({', '.join(sorted(classes))}), got {failure!r}")
+    return Lineage(tuple((a, b) for a, b in pairs), dict(trace), tuple(frozenset(k) for k in kin),
+                   tuple((a, b) for a, b in failure))
 
 
 def akin(a: str, b: str, kin: Sequence[frozenset[str]] = ()) -> bool:
@@ -255,6 +267,17 @@ def siblings(a: str, b: str, words: Sequence[tuple[str, str]]) -> bool:
                     return True
                 start = a.find(one, start + 1)
     return False
+
+
+def one_failure(old: tuple[str, str], new: tuple[str, str], pairs: Sequence[tuple[str, str]] = ()) -> bool:
+    """Whether two findings of one API, of these ``(class, signature)``, are one failure seen in
+    two classes: one of ``pairs`` (``"crash:timeout"`` and ``"status"``: a hang and a refusal)
+    matches them, either way round."""
+    def matches(pattern: str, finding: tuple[str, str]) -> bool:
+        cls, _, sig = pattern.partition(":")
+        return cls == finding[0] and (not sig or sig == finding[1])
+
+    return any((matches(a, old) and matches(b, new)) or (matches(b, old) and matches(a, new)) for a, b in pairs)
 
 
 def qualified(a: str, b: str) -> bool:
