@@ -211,6 +211,11 @@ def test_sibling_names_differ_in_one_word_pair_at_one_place():
     assert siblings("nancumsum", "nancumprod", words)
     assert siblings("minimum", "maximum", words)
     assert siblings("max", "maximum", words) and siblings("nanmin", "nanminimum", words)
+    # pairs that share a word join: max and minimum through maximum (XLA's compiled max and
+    # minimum drop NaN alike); lcm computed through gcd
+    assert siblings("max", "minimum", words) and siblings("minimum", "max", words)
+    assert siblings("gcd", "lcm", words) and siblings("lcm_", "gcd_", words)
+    assert not siblings("max", "minimum", (("min", "max"), ("max", "maximum")))
     # two places changed, another word, or the same name: not siblings by this rule
     assert not siblings("min_max", "max_min", words)
     assert not siblings("sinh", "cosh", words)

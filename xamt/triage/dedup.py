@@ -10,6 +10,7 @@ integer extreme...), or for a status or validation finding the refusal rule
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -255,15 +256,30 @@ def akin(a: str, b: str, kin: Sequence[frozenset[str]] = ()) -> bool:
     return a == b or any(a in k and b in k for k in kin)
 
 
+@functools.lru_cache(maxsize=8)
+def _word_classes(words: tuple[tuple[str, str], ...]) -> list[set[str]]:
+    """The words of ``words``' pairs joined where pairs share a word (min/max, max/maximum and
+    min/minimum make one class of four)."""
+    classes: list[set[str]] = []
+    for pair in words:
+        joined = set(pair)
+        for c in [c for c in classes if c & joined]:
+            joined |= c
+            classes.remove(c)
+        classes.append(joined)
+    return classes
+
+
 def siblings(a: str, b: str, words: Sequence[tuple[str, str]]) -> bool:
-    """Whether API names ``a`` and ``b`` differ only in one of ``words``' pairs, at one place
-    (``argmin``/``argmax``, ``left_shift``/``right_shift``, ``nancumsum``/``nancumprod``):
-    a library implements such twins from one template."""
-    for x, y in words:
-        for one, other in ((x, y), (y, x)):
+    """Whether API names ``a`` and ``b`` differ only in words of one class of ``words``' pairs
+    (pairs that share a word join), at one place (``argmin``/``argmax``,
+    ``left_shift``/``right_shift``, ``nancumsum``/``nancumprod``, and through max/maximum
+    ``max``/``minimum``): a library implements such twins from one template."""
+    for words_ in _word_classes(tuple((x, y) for x, y in words)):
+        for one in words_:
             start = a.find(one)
             while start >= 0:
-                if a[:start] + other + a[start + len(one):] == b:
+                if any(a[:start] + other + a[start + len(one):] == b for other in words_ if other != one):
                     return True
                 start = a.find(one, start + 1)
     return False
