@@ -267,6 +267,28 @@ def test_a_qualified_name_is_the_plain_one_with_words_in_front():
     assert same_cause({**top_k, "alias": "top_k"}, approx) and same_cause(approx, {**top_k, "alias": "top_k"})
     # not across kernels
     assert not same_cause({**seg, "kernels": "tensorflow"}, mn)
+    # a distribution's method is held: the words in front of its canonical name are the
+    # distribution, and its own name is every distribution's (campaign 42 folded JAX's compiled
+    # gumbel_r.pdf into t.pdf by the own name "pdf")
+    t_pdf = {"library": "jax", "kernels": "xla", "name": "t_pdf", "held": True, "entry": "ee", "calls": ["ee"]}
+    gumbel = {**t_pdf, "name": "gumbel_r_pdf", "entry": "ff", "calls": ["ff"]}
+    assert not same_cause(t_pdf, gumbel) and not same_cause({**t_pdf, "name": "pdf", "held": False}, gumbel)
+    entropy = {"library": "scipy", "kernels": "scipy", "name": "entropy", "entry": None, "calls": []}
+    assert not same_cause({**entropy, "name": "poisson_entropy", "held": True}, entropy)
+    assert same_cause({**entropy, "name": "poisson_entropy"}, entropy)
+
+
+def test_lineage_names_give_a_plain_function_its_own_name_and_a_distribution_method_none():
+    from xamt.triage.dedup import lineage_names
+
+    jax = NS(qualified_parents=("jax.scipy.stats",), namespaces=("jax.scipy.stats", "jax.scipy.stats.t"))
+    tf = NS(qualified_parents=(), namespaces=("tensorflow", "tensorflow.math"))
+    top_k = NS(library="tensorflow", qualname="tensorflow.math.top_k", canonical="topk", call="function")
+    assert lineage_names(top_k, tf) == {"name": "topk", "alias": "top_k"}
+    assert lineage_names(NS(library="tensorflow", qualname="tensorflow.sort", canonical="sort", call="function"),
+                         tf) == {"name": "sort"}
+    t_pdf = NS(library="jax", qualname="jax.scipy.stats.t.pdf", canonical="t_pdf", call="function")
+    assert lineage_names(t_pdf, jax) == {"name": "t_pdf", "held": True}
 
 
 def test_a_hang_and_a_refusal_of_one_api_are_one_failure():

@@ -24,7 +24,7 @@ from xamt.oracle import SignalKind
 __all__ = ["Candidate", "OUT_OF_DOMAIN", "input_signature", "dominant_dtype", "finding_signature", "trigger",
            "TRIGGERS", "RULE_CLASSES", "load_triage_per_cause", "api_family", "validation_family", "crash_family",
            "cause_cluster", "numeric_arrays", "rule_signature", "Lineage", "load_lineage", "siblings",
-           "qualified", "same_cause", "akin", "one_failure"]
+           "qualified", "same_cause", "akin", "one_failure", "lineage_names"]
 
 #: classes keyed by the refusal rule their candidate carries, not by the input's values
 RULE_CLASSES = (FindingClass.STATUS, FindingClass.VALIDATION)
@@ -242,7 +242,8 @@ def load_lineage(path: Any = None) -> Lineage:
     classes = {c.value for c in FindingClass}
     failure = table.get("one_failure", [])
     if not isinstance(failure, list) or not all(
-            isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) and x.partition(":")[0] in classes for x in p)
+            isinstance(p, list) and len(p) == 2
+            and all(isinstance(x, str) and x.partition(":")[0] in classes for x in p)
             and p[0].partition(":")[0] != p[1].partition(":")[0] for p in failure):
         raise DataFileError(f"{where}: [lineage] one_failure must be a list of pairs of 'class' or 'class:signature' "
                             f"of two different classes ({', '.join(sorted(classes))}), got {failure!r}")
@@ -307,14 +308,15 @@ def qualified(a: str, b: str) -> bool:
 
 def same_cause(old: Mapping[str, Any], new: Mapping[str, Any], words: Sequence[tuple[str, str]] = ()) -> bool:
     """Whether two findings of one class and signature, with these lineages (``summary["lineage"]``:
-    ``library``, ``kernels``, ``name`` and ``alias``, ``entry``, ``calls``), share one root cause:
-    both run on the same kernels (a library's own, XLA for its compiled calls, TensorFlow's under
-    Keras) and one's API is the other's or calls it (its function is among the other's
-    footprint, :mod:`xamt.exec.footprint`), or, in one library or a library and the one whose
-    kernels it runs, is its namesake, sibling (:func:`siblings`) or qualified form
-    (:func:`qualified`), by its canonical name or its own (``alias``: ``top_k`` where the
-    canonical name is ``topk``). JAX and TensorFlow's compiled calls share XLA but not their front
-    ends: a name alone does not relate them."""
+    ``library``, ``kernels``, ``entry``, ``calls`` and :func:`lineage_names`), share one root
+    cause: both run on the same kernels (a library's own, XLA for its compiled calls,
+    TensorFlow's under Keras) and one's API is the other's or calls it (its function is among the
+    other's footprint, :mod:`xamt.exec.footprint`), or, in one library or a library and the one
+    whose kernels it runs, is its namesake or sibling (:func:`siblings`) by canonical name, or,
+    neither a distribution's method, its qualified form (:func:`qualified`) by canonical name or
+    its own (``alias``: ``approx_top_k`` and ``top_k``, canonically ``approx_max_k`` and
+    ``topk``). JAX and TensorFlow's compiled calls share XLA but not their front ends: a name
+    alone does not relate them."""
     kernels = old.get("kernels")
     if not kernels or kernels != new.get("kernels"):
         return False
@@ -324,9 +326,28 @@ def same_cause(old: Mapping[str, Any], new: Mapping[str, Any], words: Sequence[t
             return True
     if old.get("library") != new.get("library") and kernels not in (old.get("library"), new.get("library")):
         return False
-    mine = {n for n in (old.get("name"), old.get("alias")) if n}
-    theirs = {n for n in (new.get("name"), new.get("alias")) if n}
-    return any(a == b or siblings(a, b, words) or qualified(a, b) for a in mine for b in theirs)
+    a, b = old.get("name") or "", new.get("name") or ""
+    if a and (a == b or siblings(a, b, words)):
+        return True
+    if old.get("held") or new.get("held"):
+        return False
+    mine = {n for n in (a, old.get("alias")) if n}
+    theirs = {n for n in (b, new.get("alias")) if n}
+    return any(qualified(x, y) for x in mine for y in theirs)
+
+
+def lineage_names(member: Any, adapter: Any = None) -> dict[str, Any]:
+    """The names a finding's lineage is compared by (:func:`same_cause`): ``name``, the
+    operation's canonical name, and ``alias``, the API's own where it differs (``top_k``,
+    canonically ``topk``). A distribution's method (``jax.scipy.stats.t.pdf``, canonically
+    ``t_pdf``) is ``held`` and has no alias: its own name is every distribution's (``pdf``), and
+    the words in front of its canonical name name the distribution, not a qualified operation
+    (``poisson_entropy`` is no form of ``scipy.special.entropy``)."""
+    own = getattr(member, "qualname", "").rpartition(".")[2]
+    name = getattr(member, "canonical", "") or own
+    if _holder(member, adapter):
+        return {"name": name, "held": True}
+    return {"name": name, **({"alias": own} if own != name else {})}
 
 
 def _holder(member: Any, adapter: Any) -> str | None:

@@ -38,7 +38,7 @@ from xamt.log import get_logger
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
 from xamt.triage.classify import classify_value, flush_subnormals, loosely_agree, ties_only
 from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_signature, input_signature,
-                               numeric_arrays, trigger, validation_family, crash_family,
+                               lineage_names, numeric_arrays, trigger, validation_family, crash_family,
                                cause_cluster, Lineage, load_lineage, RULE_CLASSES)
 from xamt.triage.policy import (Policies, at_edge, computation_dtype, load_policies, narrowed, requested_dtypes,
                                 undefined_everywhere, widths_elsewhere, beyond_seed, near_subnormal,
@@ -197,10 +197,8 @@ class Triage:
         if run is not None and (cls_name != FindingClass.CRASH or trace is not None):
             self._calls += 1
             footprint = run(m, values, trace=trace)
-        own = m.qualname.rpartition(".")[2]
-        name = getattr(m, "canonical", "") or own
-        return {"library": m.library, "kernels": implementation(m, self.adapters), "name": name,
-                **({"alias": own} if own != name else {}),
+        return {"library": m.library, "kernels": implementation(m, self.adapters),
+                **lineage_names(m, self.adapters.get(m.library)),
                 "entry": (footprint or {}).get("entry"), "calls": (footprint or {}).get("calls", [])}
 
     def _bounded(self, still_fails: Callable[[dict[int, Any]], bool]) -> Callable[[dict[int, Any]], bool]:
