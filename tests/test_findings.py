@@ -1,3 +1,4 @@
+import contextlib
 import functools
 
 import pytest
@@ -13,6 +14,14 @@ from xamt.findings import (
     histogram_of,
 )
 from xamt.store import Schema, Store
+
+
+@contextlib.contextmanager
+def fresh_findings(path):
+    """A findings store at ``path`` holding one campaign: ``(store, campaign id)``."""
+    with Store(path) as st:
+        fs = FindingsStore(st)
+        yield fs, fs.start_campaign(Campaign(libraries={}, budget_s=1, seed=1, workers=1))
 
 
 def make_finding(cid, **kw):
@@ -200,9 +209,7 @@ def test_a_related_finding_folds_across_akin_triggers(tmp_path):
 
     kin = functools.partial(akin, kin=load_lineage().trigger_kin)
     lin = {"library": "jax", "kernels": "xla", "name": "convolution_matrix", "entry": "cm", "calls": ["cm", "tp"]}
-    with Store(tmp_path / "x.db") as st:
-        fs = FindingsStore(st)
-        cid = fs.start_campaign(Campaign(libraries={}, budget_s=1, seed=1, workers=1))
+    with fresh_findings(tmp_path / "x.db") as (fs, cid):
         conv = make_finding(cid, finding_class=FindingClass.NAN, signature="+inf",
                             outlier_api="jax.scipy.linalg.convolution_matrix",
                             summary={"family": "jax:convolution_matrix", "lineage": lin})
@@ -213,9 +220,7 @@ def test_a_related_finding_folds_across_akin_triggers(tmp_path):
         first, _ = fs.file(conv, b"", b"", related=same_cause, akin=kin)
         # without kin the triggers differ: two findings
         assert fs.file(toeplitz, b"", b"", related=same_cause)[1]
-    with Store(tmp_path / "y.db") as st:
-        fs = FindingsStore(st)
-        cid = fs.start_campaign(Campaign(libraries={}, budget_s=1, seed=1, workers=1))
+    with fresh_findings(tmp_path / "y.db") as (fs, cid):
         conv.campaign_id = toeplitz.campaign_id = cid
         first, _ = fs.file(conv, b"", b"", related=same_cause, akin=kin)
         assert fs.file(toeplitz, b"", b"", related=same_cause, akin=kin) == (first, False)
@@ -233,9 +238,7 @@ def test_a_hang_and_a_refusal_of_one_api_fold_across_classes(tmp_path):
     from xamt.triage.dedup import load_lineage, one_failure
 
     crossed = functools.partial(one_failure, pairs=load_lineage().one_failure)
-    with Store(tmp_path / "x.db") as st:
-        fs = FindingsStore(st)
-        cid = fs.start_campaign(Campaign(libraries={}, budget_s=1, seed=1, workers=1))
+    with fresh_findings(tmp_path / "x.db") as (fs, cid):
         api = "scipy.stats.poisson.entropy"
         hang = make_finding(cid, finding_class=FindingClass.CRASH, signature="timeout", outlier_api=api,
                             summary={"family": "scipy:scipy.stats.poisson"})
@@ -249,9 +252,7 @@ def test_a_hang_and_a_refusal_of_one_api_fold_across_classes(tmp_path):
         other = make_finding(cid, finding_class=FindingClass.STATUS, outlier_api="scipy.stats.poisson.sf",
                              signature="ValueError: x", summary={"family": "scipy:scipy.stats"})
         assert fs.file(other, b"", b"", crossed=crossed)[1]
-    with Store(tmp_path / "y.db") as st:
-        fs = FindingsStore(st)
-        cid = fs.start_campaign(Campaign(libraries={}, budget_s=1, seed=1, workers=1))
+    with fresh_findings(tmp_path / "y.db") as (fs, cid):
         hang.campaign_id = refusal.campaign_id = cid
         first, _ = fs.file(hang, b"", b"", crossed=crossed)
         assert fs.file(refusal, b"", b"", crossed=crossed) == (first, False)
