@@ -23,6 +23,7 @@ from __future__ import annotations
 import enum
 import json
 import math
+import operator
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Mapping
@@ -341,27 +342,16 @@ class FindingsStore:
                 "SELECT id FROM findings WHERE finding_class=? AND signature=?"
                 " AND coalesce(json_extract(summary, '$.family'), outlier_api)=? ORDER BY id LIMIT 1",
                 (cls, signature, family))
+            fid = int(row[0]["id"]) if row else None
             lineage = f.summary.get("lineage")
-            if not row and related is not None and lineage:
-                same = akin or (lambda a, b: a == b)
-                row = [r for r in self.store.query(
-                    "SELECT id, signature, json_extract(summary, '$.lineage') AS lineage,"
-                    " json_extract(summary, '$.also') AS also FROM findings"
-                    " WHERE finding_class=? AND json_extract(summary, '$.lineage') IS NOT NULL"
-                    " ORDER BY id", (cls,))
-                    # the finding's own lineage, then those of the findings folded into it: the
-                    # relation composes (tnp.sort calls top_k, approx_top_k qualifies top_k)
-                    if any(same(sig, signature) and related(lin, lineage)
-                           for sig, lin in [(r["signature"], json.loads(r["lineage"]))]
-                           + [(a["signature"], a["lineage"]) for a in json.loads(r["also"] or "[]")
-                              if a.get("lineage")])][:1]
-            if not row and crossed is not None and f.outlier_api:
-                row = [r for r in self.store.query(
+            if fid is None and related is not None and lineage:
+                fid = self._related_finding(cls, signature, lineage, related, akin or operator.eq)
+            if fid is None and crossed is not None and f.outlier_api:
+                fid = next((int(r["id"]) for r in self.store.query(
                     "SELECT id, finding_class, signature FROM findings WHERE outlier_api=? AND finding_class!=?"
                     " ORDER BY id", (f.outlier_api, cls))
-                    if crossed((r["finding_class"], r["signature"]), (cls, signature))][:1]
-            if row:
-                fid = int(row[0]["id"])
+                    if crossed((r["finding_class"], r["signature"]), (cls, signature))), None)
+            if fid is not None:
                 self.store.execute(
                     "UPDATE findings SET hits = hits + ?, last_seen=? WHERE id=?",
                     (f.hits, f.last_seen, fid))
@@ -386,6 +376,25 @@ class FindingsStore:
             self._occurrence(fid, f)
         f.id = fid
         return fid, True
+
+    def _related_finding(self, cls: str, signature: str, lineage: Mapping[str, Any],
+                         related: Callable[[Mapping[str, Any], Mapping[str, Any]], bool],
+                         akin: Callable[[str, str], bool]) -> int | None:
+        """The first finding of class ``cls`` whose own lineage, or that of a finding folded into
+        it (``summary["also"]``), is ``related`` to ``lineage``, with a signature ``akin`` to
+        ``signature``: the relation composes (tnp.sort calls top_k, approx_top_k qualifies
+        top_k). Lineages are parsed only where the signatures are akin."""
+        for r in self.store.query(
+                "SELECT id, signature, json_extract(summary, '$.lineage') AS lineage,"
+                " json_extract(summary, '$.also') AS also FROM findings"
+                " WHERE finding_class=? AND json_extract(summary, '$.lineage') IS NOT NULL"
+                " ORDER BY id", (cls,)):
+            if akin(r["signature"], signature) and related(json.loads(r["lineage"]), lineage):
+                return int(r["id"])
+            if r["also"] and any(akin(a["signature"], signature) and related(a["lineage"], lineage)
+                                 for a in json.loads(r["also"]) if a.get("lineage")):
+                return int(r["id"])
+        return None
 
     #: how many other APIs or signatures a finding's ``summary["also"]`` lists at most
     ALSO_LIMIT = 20

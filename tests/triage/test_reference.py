@@ -133,7 +133,8 @@ def test_an_xla_kernel_missing_for_a_dtype_is_benign():
 def _triage_one_value_candidate(tmp_path, relation, members, values, outputs, nondeterministic):
     """Triage of a value candidate of two members on ``values``, run by a stand-in executor:
     member ``m`` returns ``outputs(m, x)``, and says it differed from itself when
-    ``nondeterministic(item, x)`` (on calls with ``repeat`` > 1)."""
+    ``nondeterministic(m, x)`` (on calls with ``repeat`` > 1); the first member's library is the
+    pivot."""
     import numpy as np
 
     from xamt.exec.group import MemberResult
@@ -154,8 +155,10 @@ def _triage_one_value_candidate(tmp_path, relation, members, values, outputs, no
                 out.append(NS(results=res))
             return out
 
-    libs = {lib for lib, _ in members}
-    t = Triage(executor=Executor(), adapters={lib: NS(pivot_rank=0 if lib == "numpy" else 50) for lib in libs},
+    ranks: dict[str, int] = {}  # the first member's library is the pivot
+    for lib, _ in members:
+        ranks.setdefault(lib, 50 * len(ranks))
+    t = Triage(executor=Executor(), adapters={lib: NS(pivot_rank=r) for lib, r in ranks.items()},
                kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
     first = Executor().run([NS(input=values, members=[0, 1], repeat=1)])[0].results
     cand = Candidate(group=group, input=None, values=values, members=[0, 1], results=first,

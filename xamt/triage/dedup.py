@@ -258,17 +258,14 @@ def akin(a: str, b: str, kin: Sequence[frozenset[str]] = ()) -> bool:
 
 
 @functools.lru_cache(maxsize=8)
-def _word_classes(words: tuple[tuple[str, str], ...]) -> list[set[str]]:
+def _word_classes(words: tuple[tuple[str, str], ...]) -> tuple[frozenset[str], ...]:
     """The words of ``words``' pairs joined where pairs share a word (min/max, max/maximum and
     min/minimum make one class of four)."""
-    classes: list[set[str]] = []
+    classes: list[frozenset[str]] = []
     for pair in words:
-        joined = set(pair)
-        for c in [c for c in classes if c & joined]:
-            joined |= c
-            classes.remove(c)
-        classes.append(joined)
-    return classes
+        joined = frozenset(pair).union(*(c for c in classes if c & set(pair)))
+        classes = [c for c in classes if not c & joined] + [joined]
+    return tuple(classes)
 
 
 def siblings(a: str, b: str, words: Sequence[tuple[str, str]]) -> bool:
