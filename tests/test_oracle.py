@@ -124,6 +124,9 @@ def test_a_value_refusal_stays_a_status_divergence():
     ("ValueError", "Too many bins for data range. Cannot create 4 finite-sized bins."),
     ("InvalidArgumentError", "{{function_node __wrapped__UnsortedSegmentMin}} data.shape = [] does "
                              "not start with segment_ids.shape = [1]"),
+    # a heading ending in a colon states its reason on the next line (jax.lax.reduce_and, axis -1)
+    ("ValueError", "Cannot lower jaxpr with verifier errors:\n\tOut-of-bounds dimension -1, expected to "
+                   "be in range [0, 2)\n\t\tat loc(\"jit(reduce_and)/reduce_and\")\nDefine JAX_DUMP_IR_TO"),
 ])
 def test_a_refusal_that_states_its_precondition_is_one(etype, message):
     kinds = ErrorKinds.load()
@@ -140,6 +143,9 @@ def test_a_refusal_that_states_its_precondition_is_one(etype, message):
     ("SpecialFunctionError", "scipy.special/pbdv: (memory allocation failed) memory allocation error"),
     # an internal assertion stays internal whatever it says it expected
     ("RuntimeError", "INTERNAL ASSERT FAILED at aten/src/x.cpp:12: expected dim >= 0"),
+    # only a heading's next line is read: a later line is a trace, not the refusal's statement
+    ("ValueError", "Cannot lower jaxpr with verifier errors:\n\tunknown op\n\tat x >= 0"),
+    ("ValueError", "the solver cannot continue\n  expected x >= 0 at step 3"),
 ])
 def test_an_error_from_inside_the_computation_states_no_precondition(etype, message):
     assert ErrorKinds.load().precondition(etype, message) is None

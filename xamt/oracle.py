@@ -138,8 +138,18 @@ class ErrorKinds:
         solver that cannot continue), is no such refusal."""
         if self.classify(error_type, message)[0] == "internal":
             return None
-        first = next((line for line in (message or "").splitlines() if line.strip()), "")
+        first = _statement(message)
         return next((r.why for r in self.rules if r.kind == "precondition" and r.matches(error_type, first)), None)
+
+
+def _statement(message: str | None) -> str:
+    """The first line of ``message`` that says something, with the line after it where the
+    first is a heading ending in a colon: JAX's "Cannot lower jaxpr with verifier errors:" states
+    its reason ("Out-of-bounds dimension -1, expected to be in range [0, 2)") on the next line."""
+    lines = [line.strip() for line in (message or "").splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return f"{lines[0]} {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else lines[0]
 
 
 _NUMBER = re.compile(r"0x[0-9a-fA-F]+|[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")

@@ -1297,6 +1297,33 @@ def test_a_number_outside_a_documented_domain_is_a_validation_finding(tmp_path, 
     assert seen.get("outlier") == 2 and seen["cls"] == FindingClass.VALIDATION, (out.dropped, seen)
 
 
+def test_two_numbers_for_an_input_wholly_outside_a_documented_domain_are_never_blamed(tmp_path, monkeypatch):
+    """JAX's cauchy.ppf(1 + 1 ulp) is -2.49e6 compiled and -1.92e6 eager, near a pole: q > 1 has
+    no documented value, so neither number is wrong. A divergence at an input inside the domain
+    stays a finding, and so does one where the domain's bound is not the group's."""
+    import numpy as np
+
+    def compute(m, x):
+        with np.errstate(invalid="ignore"):
+            return np.where((x < 0) | (x > 1), x * 3.0, x * 2.0) if m == 2 else x * 2.0
+
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "ppf", compute)
+    _ppf_group(t, group)
+    _, out = _process(t, group, executor, {0: np.array([1.0000001, -0.5], np.float32)}, 2)
+    assert not seen and "wholly outside the documented domain" in out.dropped, (out.dropped, seen)
+
+    def inside(m, x):
+        return np.where(x == 0.5, x * 3.0, x * 2.0) if m == 2 else x * 2.0
+
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "ppf", inside)
+    _ppf_group(t, group)
+    _, out = _process(t, group, executor, {0: np.array([1.5, 0.5], np.float32)}, 2)
+    assert seen.get("outlier") == 2, (out.dropped, seen)
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "ppf", compute)  # no domain stated
+    _, out = _process(t, group, executor, {0: np.array([1.0000001, -0.5], np.float32)}, 2)
+    assert seen.get("outlier") == 2, (out.dropped, seen)
+
+
 def test_domains_load_from_triage_toml_and_a_broken_entry_says_where(tmp_path):
     import numpy as np
 
@@ -1305,6 +1332,8 @@ def test_domains_load_from_triage_toml_and_a_broken_entry_says_where(tmp_path):
     ppf = next(d for d in load_domains() if d.suffix == "_ppf")
     assert ppf.broken_by(np.array([0.5, -1e-45])) and ppf.broken_by(1.5)
     assert not ppf.broken_by(np.array([0.0, 1.0, np.nan])) and not ppf.broken_by(np.array([1, 0], np.int32))
+    assert ppf.holds_nothing_in(np.array([1.5, np.nan, -2.0])) and ppf.holds_nothing_in(-0.5)
+    assert not ppf.holds_nothing_in(np.array([1.5, 0.5])) and not ppf.holds_nothing_in(np.array([np.nan]))
     betaln = next(d for d in load_domains() if d.suffix == "betaln")  # positive parameters
     assert betaln.broken_by(np.array([0.0], np.float32)) and betaln.broken_by(-1.0)
     assert not betaln.broken_by(np.array([1e-45, 3.4e38], np.float32))

@@ -3,7 +3,8 @@
 A percent point function takes a probability: scipy's ``uniform.ppf(-1.4e-45)`` is NaN, as its
 documentation says, where torch's ``Uniform.icdf`` computes a number and JAX, flushing the
 subnormal to -0, does too. Without the domain the majority blamed scipy. Where an input breaks a
-stated domain, NaN is the documented answer (:func:`broken_domain`).
+stated domain, NaN is the documented answer (:func:`broken_domain`); where all of it lies outside,
+no number is promised either (:func:`wholly_outside`).
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["Domain", "load_domains", "broken_domain"]
+__all__ = ["Domain", "load_domains", "broken_domain", "wholly_outside"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,16 @@ class Domain:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return not math.isnan(value) and not self.low <= value <= self.high
         return False
+
+    def holds_nothing_in(self, value: Any) -> bool:
+        """Whether every element of ``value`` that is not NaN lies outside ``[low, high]`` (and
+        one does): no element of the slot is an input the documentation gives a value for."""
+        if isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
+            with np.errstate(invalid="ignore"):
+                v = value.astype(np.float64).ravel()
+                v = v[~np.isnan(v)]
+                return bool(v.size) and bool(np.all((v < self.low) | (v > self.high)))
+        return self.broken_by(value)
 
     def describe(self) -> str:
         return f"{'/'.join(self.params)} in [{self.low:g}, {self.high:g}]"
@@ -80,3 +91,10 @@ def broken_domain(domains: Sequence[Domain], group: Any, values: Mapping[int, An
         if any(dom.broken_by(values.get(s)) for s in dom.slots(group) if s in values):
             return dom
     return None
+
+
+def wholly_outside(domain: Domain, group: Any, values: Mapping[int, Any]) -> bool:
+    """Whether every element of ``group``'s slots that ``domain`` constrains lies outside it: the
+    documentation promises no value for any of the input."""
+    slots = [s for s in domain.slots(group) if s in values]
+    return bool(slots) and all(domain.holds_nothing_in(values[s]) for s in slots)

@@ -43,7 +43,7 @@ from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_si
 from xamt.triage.policy import (Policies, at_edge, computation_dtype, load_policies, narrowed, requested_dtypes,
                                 undefined_everywhere, widths_elsewhere, beyond_seed, near_subnormal,
                                 overflows_toward, own_check_of)
-from xamt.triage.domain import Domain, broken_domain, load_domains
+from xamt.triage.domain import Domain, broken_domain, load_domains, wholly_outside
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
     Conditioning, ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, limit_at_infinity,
@@ -351,6 +351,12 @@ class Triage:
                 return TriageOutcome(None, dropped=(
                     f"the input is outside the documented domain ({domain.describe()}: "
                     f"{domain.reason}): the outlier's NaN is the documented answer"))
+            if not refuses and not accepts and wholly_outside(domain, group, values):
+                # two numbers (JAX's cauchy.ppf of q = 1 + 1 ulp: -2.49e6 compiled, -1.92e6
+                # eager, near a pole) where the documentation promises none: neither is wrong
+                return TriageOutcome(None, dropped=(
+                    f"the input lies wholly outside the documented domain ({domain.describe()}: "
+                    f"{domain.reason}): both sides compute a number where none is promised"))
         if not arrays_compared:
             cls_name, why = FindingClass.VALUE, "outputs differ in structure"
         else:
