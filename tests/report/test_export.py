@@ -120,3 +120,37 @@ def test_issue_for_an_eager_compiled_pair_marks_the_flagged_member(tmp_path):
     with open_findings(out) as (_, fs):
         ev = load_evidence(fs, get_finding(fs, fid))
     assert [o.outlier for o in ev.outputs] == [True, False]
+
+
+def test_members_on_the_outlier_s_side_say_so_in_the_json(tmp_path):
+    """tf.math.log1p gave the blamed tnp.log1p's NaN too: the record triage keeps marks it
+    (``same_as_outlier``), and a reader of findings.json must see it on the outlier's side."""
+    import numpy as np
+
+    from sandbox import codec
+    from tests.report.conftest import VERSIONS, ok
+    from xamt.findings import Campaign, Finding, FindingClass, FindingsStore
+    from xamt.report.export import findings_json
+    from xamt.store import Store, default_db_path
+
+    members = [{"library": "numpy", "api": "numpy.log1p", "status": "ok", "outlier": False},
+               {"library": "tensorflow", "api": "tensorflow.experimental.numpy.log1p", "status": "ok",
+                "outlier": True},
+               {"library": "tensorflow", "api": "tensorflow.math.log1p", "status": "ok", "outlier": False,
+                "same_as_outlier": True}]
+    out = tmp_path / "xamt-out"
+    with Store(default_db_path(out)) as st:
+        fs = FindingsStore(st)
+        cid = fs.start_campaign(Campaign(libraries=dict(VERSIONS), budget_s=60, seed=1, workers=2,
+                                         started=1_700_000_000.0))
+        f = Finding(cid, "x:log1p/elementwise", "cross_library", FindingClass.NAN, "tensorflow",
+                    "tensorflow.experimental.numpy.log1p", "complex64", "nan", members,
+                    first_seen=1_700_000_001.0)
+        inputs = codec.dumps({"x": np.array([-1.0 + 0j], np.complex64)})
+        outputs = codec.dumps([ok(np.array([-np.inf + 0j], np.complex64)),
+                               ok(np.array([np.nan + 0j], np.complex64)),
+                               ok(np.array([np.nan + 0j], np.complex64))])
+        fs.file(f, inputs, outputs)
+    record = findings_json(out)[0]
+    assert [m.get("same_as_outlier", False) for m in record["members"]] == [False, False, True]
+    assert [m["outlier"] for m in record["members"]] == [False, True, False]

@@ -63,6 +63,9 @@ class MemberOutput:
     error_type: str | None = None
     error_message: str | None = None
     outlier: bool = False
+    #: triage found this member's result to be the outlier's too (tf.math.log1p beside the
+    #: blamed tnp.log1p): it is on the outlier's side, not the reference's
+    same_as_outlier: bool = False
 
 
 @dataclass
@@ -88,7 +91,7 @@ def _member_outputs(finding: Finding, raw: Any) -> tuple[list[MemberOutput], str
             library=str(m.get("library", "?")), api=str(m.get("api", "?")),
             status=str(r.get("status", m.get("status", "unknown"))), value=r.get("value"),
             error_type=r.get("error_type"), error_message=r.get("error_message"),
-            outlier=_is_outlier(m, finding),
+            outlier=_is_outlier(m, finding), same_as_outlier=bool(m.get("same_as_outlier")),
         ))
     return outs, problem
 
@@ -96,7 +99,7 @@ def _member_outputs(finding: Finding, raw: Any) -> tuple[list[MemberOutput], str
 def _members_only(finding: Finding) -> list[MemberOutput]:
     return [MemberOutput(str(m.get("library", "?")), str(m.get("api", "?")),
                          str(m.get("status", "unknown")),
-                         outlier=_is_outlier(m, finding))
+                         outlier=_is_outlier(m, finding), same_as_outlier=bool(m.get("same_as_outlier")))
             for m in finding.members]
 
 

@@ -63,6 +63,8 @@ _TEXT_THRESHOLD = 64
 def _member_json(o: MemberOutput, with_value: bool) -> dict[str, Any]:
     d: dict[str, Any] = {"library": o.library, "api": o.api, "status": o.status,
                          "outlier": o.outlier}
+    if o.same_as_outlier:  # on the outlier's side: its result is the outlier's
+        d["same_as_outlier"] = True
     if with_value:
         d.update(value=to_jsonable(o.value), error_type=o.error_type,
                  error_message=o.error_message)
