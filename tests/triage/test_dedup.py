@@ -278,6 +278,26 @@ def test_a_qualified_name_is_the_plain_one_with_words_in_front():
     assert same_cause({**entropy, "name": "poisson_entropy"}, entropy)
 
 
+def test_a_reference_no_majority_chose_stands_for_the_lineage_too():
+    """TensorFlow's compiled approx_max_k was blamed against its eager form (two members, no
+    majority); its eager approx_top_k, blamed later against JAX's, is the same eager top-k's NaN.
+    The side the pivot rank chose is the lineage's ``either``, in either order of filing."""
+    from xamt.triage.dedup import same_cause
+
+    compiled = {"library": "tensorflow", "kernels": "xla", "name": "approx_max_k", "entry": "aa", "calls": ["aa"],
+                "either": {"library": "tensorflow", "kernels": "tensorflow", "name": "approx_max_k"}}
+    eager = {"library": "tensorflow", "kernels": "tensorflow", "name": "approx_max_k", "alias": "approx_top_k",
+             "entry": "bb", "calls": ["bb"]}
+    assert same_cause(compiled, eager) and same_cause(eager, compiled)
+    # without it the two sit on different kernels
+    bare = {k: v for k, v in compiled.items() if k != "either"}
+    assert not same_cause(bare, eager) and not same_cause(eager, bare)
+    # two ties relate through their own sides, never through both references alone
+    tie = {"library": "tensorflow", "kernels": "xla", "name": "cumsum", "entry": "cc", "calls": ["cc"],
+           "either": dict(compiled["either"])}
+    assert not same_cause(compiled, tie) and not same_cause(tie, compiled)
+
+
 def test_lineage_names_give_a_plain_function_its_own_name_and_a_distribution_method_none():
     from xamt.triage.dedup import lineage_names
 

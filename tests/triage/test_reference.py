@@ -1324,6 +1324,22 @@ def test_two_numbers_for_an_input_wholly_outside_a_documented_domain_are_never_b
     assert seen.get("outlier") == 2, (out.dropped, seen)
 
 
+def test_a_reference_no_majority_chose_is_the_lineage_s_other_side(tmp_path, monkeypatch):
+    """Only the pivot rank chose the reference: the finding's lineage names its side too
+    (``either``), so a later finding blaming that side can fold into it (dedup.same_cause)."""
+    import numpy as np
+
+    from xamt.findings import FindingClass
+    from xamt.triage.reference import NO_MAJORITY
+
+    t, group, _, _ = _three(tmp_path, monkeypatch, "top", lambda m, x: x)
+    values = {0: np.array([1.0], np.float32)}
+    lineage = t._lineage(group, 2, values, FindingClass.NAN, tied=0)
+    assert lineage["library"] == "other" and lineage["either"]["library"] == "numpy", lineage
+    assert "either" not in t._lineage(group, 2, values, FindingClass.NAN)
+    assert NO_MAJORITY in t._reference(group, values, [0, 2], {0: np.float32(1.0), 2: np.float32(2.0)})[2]
+
+
 def test_domains_load_from_triage_toml_and_a_broken_entry_says_where(tmp_path):
     import numpy as np
 

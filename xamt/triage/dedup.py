@@ -313,7 +313,18 @@ def same_cause(old: Mapping[str, Any], new: Mapping[str, Any], words: Sequence[t
     neither a distribution's method, its qualified form (:func:`qualified`) by canonical name or
     its own (``alias``: ``approx_top_k`` and ``top_k``, canonically ``approx_max_k`` and
     ``topk``). JAX and TensorFlow's compiled calls share XLA but not their front ends: a name
-    alone does not relate them."""
+    alone does not relate them. A lineage's ``either`` (the side of a reference no majority
+    chose) stands for it too: TensorFlow's compiled approx_max_k, blamed against its eager form,
+    and its eager approx_top_k, blamed against JAX's, are one eager top-k's NaN handling."""
+    if _related(old, new, words):
+        return True
+    return any(e is not None and _related(a, b, words)
+               for a, b, e in ((old.get("either"), new, old.get("either")),
+                               (old, new.get("either"), new.get("either"))))
+
+
+def _related(old: Mapping[str, Any], new: Mapping[str, Any], words: Sequence[tuple[str, str]]) -> bool:
+    """:func:`same_cause` of two lineages, each by its own side alone."""
     kernels = old.get("kernels")
     if not kernels or kernels != new.get("kernels"):
         return False

@@ -48,7 +48,7 @@ from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
     Conditioning, ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, limit_at_infinity,
     implementation, load_call_order, element_moves, load_conditioning, none_holds, output_leaf, perturbed,
-    pivot_order, shared_loss, upcast, within_noise,
+    pivot_order, shared_loss, upcast, within_noise, NO_MAJORITY,
 )
 
 __all__ = ["Candidate", "Triage", "TriageOutcome", "input_signature", "upcast", "declared_originals",
@@ -181,13 +181,14 @@ class Triage:
         return lv[leaf] if leaf < len(lv) and isinstance(lv[leaf], np.ndarray) else None
 
     def _lineage(self, group: Any, outlier: int, values: Mapping[int, Any],
-                 cls_name: FindingClass) -> dict[str, Any] | None:
+                 cls_name: FindingClass, tied: int | None = None) -> dict[str, Any] | None:
         """What the outlier's finding is compared with other APIs' findings on
         (:func:`~xamt.triage.dedup.same_cause`): the kernels it runs on, its name and its call's
         footprint (:mod:`xamt.exec.footprint`). None for a policy (one cluster already) or a
         refusal (keyed by its namespace and rule); a crash gets a footprint only where the
         library's Python can run without executing (``[lineage.trace]``): else the call would
-        crash or hang once more."""
+        crash or hang once more. ``tied``: a reference that no majority chose; its kernels and
+        names are the lineage's ``either`` (the cause may be on its side)."""
         if cls_name == FindingClass.POLICY or cls_name in RULE_CLASSES:
             return None
         m = group.members[outlier]
@@ -197,9 +198,15 @@ class Triage:
         if run is not None and (cls_name != FindingClass.CRASH or trace is not None):
             self._calls += 1
             footprint = run(m, values, trace=trace)
+        either = None
+        if tied is not None and tied != outlier:
+            t = group.members[tied]
+            either = {"library": t.library, "kernels": implementation(t, self.adapters),
+                      **lineage_names(t, self.adapters.get(t.library))}
         return {"library": m.library, "kernels": implementation(m, self.adapters),
                 **lineage_names(m, self.adapters.get(m.library)),
-                "entry": (footprint or {}).get("entry"), "calls": (footprint or {}).get("calls", [])}
+                "entry": (footprint or {}).get("entry"), "calls": (footprint or {}).get("calls", []),
+                **({"either": either} if either else {})}
 
     def _bounded(self, still_fails: Callable[[dict[int, Any]], bool]) -> Callable[[dict[int, Any]], bool]:
         """``still_fails`` that answers False, without running anything, once the deadline has
@@ -666,7 +673,10 @@ class Triage:
         # calling .astype on a tensor), a crash its siblings' (one native routine), others the API's
         family = (validation_family if cls_name in (FindingClass.VALIDATION, FindingClass.STATUS) else
                   crash_family if cls_name == FindingClass.CRASH else api_family)
-        lineage = self._lineage(group, outlier, values, cls_name)
+        # no majority: only the pivot rank chose the reference, so the cause may be its side's
+        # (TensorFlow's eager approx_max_k against its compiled form, blamed on the compiled one)
+        tied = ref_member if ref_member is not None and (ref_label or "").endswith(f"({NO_MAJORITY})") else None
+        lineage = self._lineage(group, outlier, values, cls_name, tied=tied)
         finding = Finding(
             campaign_id=campaign_id, group_key=group.key, relation=group.relation,
             finding_class=cls_name, outlier_library=out_m.library,

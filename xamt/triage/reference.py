@@ -29,7 +29,11 @@ __all__ = ["ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upca
            "float_computed_slots", "Conditioning", "load_conditioning", "perturbed", "element_moves",
            "within_noise", "nan_against_majority", "drops_nan", "shared_loss", "voting_members", "implementation",
            "declared_originals", "load_call_order", "Referee", "referee_index", "translate", "output_leaf",
-           "LIMIT_PROBES", "limit_at_infinity", "same_shapes"]
+           "LIMIT_PROBES", "limit_at_infinity", "same_shapes", "NO_MAJORITY"]
+
+#: how a reference chosen by pivot rank alone is labelled: nothing but the rank decided between
+#: the outlier and it, so the cause may lie on either side
+NO_MAJORITY = "first pivot; no majority"
 
 #: float dtypes a float64 reference evaluation improves on
 _LOW_FLOATS = {"float16": "float64", "bfloat16": "float64", "float32": "float64",
@@ -780,4 +784,4 @@ class ReferenceChooser:
             mi = next(m for m, f in zip(voters, flags) if f)
             return mi, outputs[mi], f"{group.members[mi].qualname} (agrees with the majority)", None
         mi = pivots[0]
-        return mi, outputs[mi], f"{group.members[mi].qualname} (first pivot; no majority)", None
+        return mi, outputs[mi], f"{group.members[mi].qualname} ({NO_MAJORITY})", None
