@@ -34,6 +34,21 @@ def test_the_packaged_policies_match_on_evidence():
                    group=linalg) is None
 
 
+def test_non_finite_input_to_a_transform_and_floor_division_by_an_infinity_are_policies():
+    p = load_policies()
+    idctn, shift = NS(category="fft", canonical="idctn"), NS(category="fft", canonical="fftshift")
+    m = p.match(FindingClass.NAN, library="jax", computation="float32", trigger="-inf", group=idctn)
+    assert m is not None and m.name == "non-finite input to a transform"
+    # an ordinary input, or a shift that does no arithmetic, stays a bug
+    assert p.match(FindingClass.NAN, library="jax", computation="float32", trigger="ordinary", group=idctn) is None
+    assert p.match(FindingClass.VALUE, library="jax", computation="float32", trigger="+inf", group=shift) is None
+    fdiv = NS(category="arithmetic", canonical="floor_divide")
+    m = p.match(FindingClass.VALUE, library="tensorflow", computation="float32", trigger="+inf", group=fdiv)
+    assert m is not None and m.name == "floor division at an infinite operand"
+    assert p.match(FindingClass.VALUE, library="tensorflow", computation="float32", trigger="zero",
+                   group=fdiv) is None
+
+
 def test_the_computation_dtype_is_the_lowest_float():
     assert computation_dtype([np.dtype("float16"), np.dtype("float64")]) == "float16"
     assert computation_dtype(["int32", "float32", "complex128"]) == "float32"
