@@ -323,7 +323,9 @@ class Outcome:
     when the pool confirms: whether a re-run in a fresh worker gave the same status
     (``confirm_status``). ``failed_step`` is the index of the step that raised; ``mark`` the
     latest step a task that died had marked with :func:`sandbox.mark` (None: none, or it did not
-    die), and ``mark_s`` how long before its death it was set.
+    die), and ``mark_s`` how long before its death it was set. ``cpu_s``: the CPU seconds (user
+    and system) a task that killed its worker used before it died, where the pool could tell
+    (a niced worker's hang takes wall seconds it mostly spends waiting for the CPU).
     """
 
     status: Status
@@ -346,6 +348,7 @@ class Outcome:
     task: Optional[Task] = field(default=None, repr=False, compare=False)
     mark: Optional[int] = None
     mark_s: Optional[float] = None
+    cpu_s: Optional[float] = None
 
     @property
     def ok(self) -> bool:

@@ -51,7 +51,7 @@ from .errors import (
 )
 from .outcome import CONFIRMABLE, Outcome, Status, Task, TensorInfo, returned_outcome
 from .protocol import PROGRESS_FILE, PROGRESS_SIZE, STDERR_FILE, STDOUT_FILE, ProgressPage, read_tail
-from .procfs import kib_field
+from .procfs import cpu_seconds, kib_field
 from .records import BUSY, DYING, IDLE, RETIRING, STARTING, Group, Pending, WorkerRecord
 from .zygote_client import ZygoteClient
 
@@ -934,6 +934,9 @@ class SandboxPool(ZygoteClient, Deadlines):
                 stderr_tail=stderr, duration_s=time.monotonic() - w.kill_started_at, max_rss_bytes=rss,
                 worker_pid=w.pid, task=p.task,
             )
+            total = cpu_seconds(w.pid) if w.pid is not None else None
+            if total is not None:  # the worker lives on until the kill: its CPU from /proc
+                outcome.cpu_s = max(0.0, total - w.progress.read_cpu())
         else:
             outcome = returned_outcome(_STATUSES[status], value, error_type, error_message, trace, failed_step,
                                        stdout, stderr, duration, rss, w.pid,
@@ -991,8 +994,10 @@ class SandboxPool(ZygoteClient, Deadlines):
 
     # --- deaths --------------------------------------------------------------------------------
 
-    def _finalize(self, w: WorkerRecord, wait_status: Optional[int], max_rss: Optional[int]) -> None:
-        """The worker is gone: attribute its death, re-queue the other tasks, clean up."""
+    def _finalize(self, w: WorkerRecord, wait_status: Optional[int], max_rss: Optional[int],
+                  cpu_s: Optional[float] = None) -> None:
+        """The worker is gone: attribute its death, re-queue the other tasks, clean up.
+        ``cpu_s``: the dead worker's CPU seconds (user and system), where its reaper knew them."""
         if w.registered:
             try:
                 for frame in w.reader.read():  # results it sent before dying
@@ -1041,6 +1046,8 @@ class SandboxPool(ZygoteClient, Deadlines):
             mark, marked_at = w.progress.read_mark()
             if mark is not None:
                 outcome.mark, outcome.mark_s = mark, max(0.0, dead_at - marked_at)
+            if cpu_s is not None and w.greeted:  # the running task's share of the worker's CPU
+                outcome.cpu_s = max(0.0, cpu_s - w.progress.read_cpu())
             if status == Status.TIMEOUT:
                 outcome.error_message = f"killed after {culprit.timeout:g} s"
             elif wait_status is None and status == Status.CRASHED:

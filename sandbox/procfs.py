@@ -1,9 +1,12 @@
 """Sizes read from ``/proc`` (Linux), for the pool and for programs that size pools."""
 from __future__ import annotations
 
+import os
 from typing import Optional
 
-__all__ = ["kib_field"]
+__all__ = ["kib_field", "cpu_seconds"]
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def kib_field(path: str, field: str) -> Optional[int]:
@@ -19,3 +22,16 @@ def kib_field(path: str, field: str) -> Optional[int]:
     except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def cpu_seconds(pid: int) -> Optional[float]:
+    """User and system CPU seconds process ``pid`` has used (``/proc/<pid>/stat``, its threads
+    included); None when it cannot be read (the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+        # the command name may hold spaces and parentheses: the fields follow its last ')'
+        fields = stat[stat.rindex(b")") + 2:].split()
+        return (int(fields[11]) + int(fields[12])) / _TICKS
+    except (OSError, ValueError, IndexError):
+        return None

@@ -27,10 +27,11 @@ STDOUT_FILE = "stdout.txt"
 STDERR_FILE = "stderr.txt"
 #: the page the worker shares with the pool: f64 start time of the latest task (monotonic clock),
 #: then u64 tasks started, then u64 the running task's latest mark plus one (0: none; see
-#: :func:`sandbox.mark`) and f64 when it was set. The worker writes the time first, the pool
-#: reads the count first.
+#: :func:`sandbox.mark`) and f64 when it was set, then f64 the worker's CPU seconds (user and
+#: system, all threads) when the latest task started. The worker writes the times first, the
+#: pool reads the count first.
 PROGRESS_FILE = "progress"
-PROGRESS_SIZE = 32
+PROGRESS_SIZE = 40
 
 
 class ProgressPage:
@@ -48,9 +49,10 @@ class ProgressPage:
         self._time = memoryview(self._map).cast("d")
         self._count = memoryview(self._map).cast("Q")
 
-    def publish(self, count: int, started_at: float) -> None:
+    def publish(self, count: int, started_at: float, cpu_at: float = 0.0) -> None:
         self._count[2] = 0
         self._time[0] = started_at
+        self._time[4] = cpu_at
         self._count[1] = count
 
     def mark(self, step: int, at: float) -> None:
@@ -62,6 +64,11 @@ class ProgressPage:
         """The running task's latest mark (None: it set none) and when it was set."""
         value = self._count[2]
         return (value - 1 if value else None), self._time[3]
+
+    def read_cpu(self) -> float:
+        """The worker's CPU seconds when the latest task started: what a task that killed the
+        worker used is the dead worker's total less this."""
+        return self._time[4]
 
     def read(self) -> "tuple[int, float]":
         """(tasks started, start time of the latest)."""

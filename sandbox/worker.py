@@ -299,7 +299,7 @@ class Worker:
                 now = _monotonic()
                 self.started += 1
                 if progress is not None:
-                    progress.publish(self.started, now)
+                    progress.publish(self.started, now, time.process_time())
                 run_packet(header, buffers, results)
                 if len(results) >= RESULT_BATCH or _monotonic() - flushed >= RESULT_DELAY:
                     channel.send_packets(self.sock, [results.packet()])

@@ -217,7 +217,7 @@ class Zygote:
             if wid is not None:
                 channel.send_control(self.ctrl, {
                     "t": "exited", "wid": wid, "pid": pid, "status": status,
-                    "maxrss": usage.ru_maxrss * 1024,
+                    "maxrss": usage.ru_maxrss * 1024, "cpu_s": usage.ru_utime + usage.ru_stime,
                 })
 
     def shutdown(self) -> None:

@@ -160,7 +160,7 @@ class ZygoteClient:
                 except (OSError, AttributeError):
                     w.pidfd = None  # already gone (the exit report follows) or no pidfd support
             elif kind == "exited" and w is not None:
-                self._finalize(w, message["status"], message["maxrss"])
+                self._finalize(w, message["status"], message["maxrss"], message.get("cpu_s"))
             elif kind == "spawn_failed" and w is not None:
                 log.error("the zygote could not start a worker: %s", message["error"])
                 self._last_start_error = message["error"]

@@ -85,6 +85,14 @@ def endless_loop() -> None:
         pass
 
 
+def spin(seconds: float) -> float:
+    """Busy for ``seconds`` of wall time: CPU seconds the worker then holds."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+    return seconds
+
+
 def c_sleep(seconds: int = 3600) -> None:
     """Sleep in C with the usual timeout signals blocked: only SIGKILL ends it."""
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGTERM, signal.SIGINT})

@@ -362,7 +362,7 @@ def test_workers_that_outgrow_the_memory_budget_are_replaced(tmp_path, monkeypat
     assert res.iterations > 50
 
 
-def test_an_isolated_iteration_costs_its_calls_cpu_seconds_and_its_deaths_wall_seconds():
+def test_an_isolated_iteration_costs_its_calls_cpu_seconds_and_its_deaths_cpu_or_wall_seconds():
     """The isolation worker is niced: a call that used 0.1 s of the CPU may take seconds of wall
     time there, waiting for the CPU the other workers leave."""
     from types import SimpleNamespace
@@ -372,6 +372,13 @@ def test_an_isolated_iteration_costs_its_calls_cpu_seconds_and_its_deaths_wall_s
         MemberResult("raised", duration_s=2.0, cpu_s=0.05),
         MemberResult("timeout", duration_s=3.0),     # a death: what it held the worker for
         MemberResult("skipped"), MemberResult("cancelled")])
+    assert isolated_cost(run) == pytest.approx(3.15)
+    # a death whose CPU seconds the sandbox told: those (a hang waiting for the CPU the others
+    # leave), never more than its wall seconds
+    from sandbox import Outcome, Status
+    run.results[2] = MemberResult("timeout", duration_s=3.0, outcome=Outcome(Status.TIMEOUT, cpu_s=0.4))
+    assert isolated_cost(run) == pytest.approx(0.55)
+    run.results[2] = MemberResult("timeout", duration_s=3.0, outcome=Outcome(Status.TIMEOUT, cpu_s=7.0))
     assert isolated_cost(run) == pytest.approx(3.15)
     # a call that compiled for most of its wall time is charged the rest of its CPU seconds
     run = SimpleNamespace(task_s=9.0, results=[MemberResult("ok", duration_s=4.0, cpu_s=0.8, compile_s=3.0),

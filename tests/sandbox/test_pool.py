@@ -210,6 +210,17 @@ def test_a_timeout_inside_a_batch_is_attributed_and_dumps_the_stack():
     assert 1.0 <= outcomes[3].duration_s < 5
 
 
+def test_a_timed_out_task_says_how_much_cpu_it_used():
+    """A hang that waits (a sleep) used almost no CPU, one that spins used most of its wall
+    time; the CPU of the tasks before it in the same worker is not counted."""
+    with SandboxPool(workers=1, spares=0, batch_size=4, timeout=1.0, confirm=False) as pool:
+        spun, slept = pool.run([Task(BAD + "spin", (0.6,), timeout=5), Task(BAD + "c_sleep", timeout=0.8)])
+        (looped,) = pool.run([Task(BAD + "endless_loop")])
+    assert spun.ok and spun.cpu_s is None  # only a death carries it
+    assert slept.status == Status.TIMEOUT and slept.cpu_s is not None and slept.cpu_s < 0.3, slept.cpu_s
+    assert looped.status == Status.TIMEOUT and 0.3 < looped.cpu_s <= looped.duration_s + 0.2, looped
+
+
 def test_a_dead_task_names_the_step_it_marked_last():
     with SandboxPool(workers=1, spares=0, batch_size=4, timeout=1.0, confirm=False) as pool:
         crash, hang, done, unmarked = pool.run([

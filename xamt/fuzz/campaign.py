@@ -256,10 +256,12 @@ def _select(groups: list[Any], libraries: Sequence[str] | None, relations: Seque
 
 def isolated_cost(run: Any) -> float:
     """What an iteration on the isolation worker cost the campaign, for the schedule and the
-    search: the CPU seconds its calls used, and a death's wall seconds (bounded by its
-    allowance). That worker is niced and runs on the CPU the others leave, so its wall time is
-    mostly waiting: charged by it, a group holding an API that had killed a worker elsewhere
-    (x:lcm) met its 30-s cap in two iterations.
+    search: the CPU seconds its calls used, a death's included where the sandbox could tell
+    (``Outcome.cpu_s``; else its wall seconds, bounded by its allowance). That worker is niced
+    and runs on the CPU the others leave, so its wall time is mostly waiting: charged by it, a
+    group holding an API that had killed a worker elsewhere (x:lcm) met its 30-s cap in two
+    iterations, and x:hyp2f1, whose JAX member hangs in every value regime, stayed at 88 of its
+    100 floor iterations with 33 s charged.
 
     A call's compiling is not charged (as in the slow lane): the share of its CPU seconds that
     its compile clock (wall seconds) takes of its wall seconds is left out. The isolation worker
@@ -268,7 +270,8 @@ def isolated_cost(run: Any) -> float:
     cost = 0.0
     for r in run.results:
         if r.status in DEATH_STATUSES:
-            cost += r.duration_s
+            cpu = getattr(r.outcome, "cpu_s", None)
+            cost += r.duration_s if cpu is None else min(cpu, r.duration_s)
         elif r.cpu_s:
             compiling = min(1.0, (r.compile_s or 0.0) / r.duration_s) if r.duration_s else 0.0
             cost += r.cpu_s * (1.0 - compiling)
