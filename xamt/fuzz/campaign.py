@@ -645,7 +645,7 @@ class _Fuzzer:
         otherwise hold back the rest of its group (the cap) or fill the isolation worker. One
         that cannot be left out (its group would keep one member) makes its group avoid the
         value regime of ``op``, the iteration it died in (:meth:`Schedule.avoid`), and clears
-        the group's charges while it still draws another regime; so does any death in a
+        the group's charges once per regime newly avoided; so does any death in a
         cross-library group short of its floor (:meth:`Schedule.below_floor`)."""
         limit = self.settings.quarantine_after
         if not limit:

@@ -316,11 +316,9 @@ def same_cause(old: Mapping[str, Any], new: Mapping[str, Any], words: Sequence[t
     alone does not relate them. A lineage's ``either`` (the side of a reference no majority
     chose) stands for it too: TensorFlow's compiled approx_max_k, blamed against its eager form,
     and its eager approx_top_k, blamed against JAX's, are one eager top-k's NaN handling."""
-    if _related(old, new, words):
-        return True
-    return any(e is not None and _related(a, b, words)
-               for a, b, e in ((old.get("either"), new, old.get("either")),
-                               (old, new.get("either"), new.get("either"))))
+    mine, theirs = old.get("either"), new.get("either")
+    return (_related(old, new, words) or bool(mine and _related(mine, new, words))
+            or bool(theirs and _related(old, theirs, words)))
 
 
 def _related(old: Mapping[str, Any], new: Mapping[str, Any], words: Sequence[tuple[str, str]]) -> bool:
