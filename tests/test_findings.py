@@ -232,6 +232,45 @@ def test_a_related_finding_folds_across_akin_triggers(tmp_path):
         assert fs.file(sub, b"", b"", related=same_cause, akin=kin)[1]
 
 
+def test_a_fold_that_bridges_two_filed_findings_absorbs_the_later_one(tmp_path):
+    """tnp.sort's NaN finding, then TensorFlow's compiled approx_top_k blamed against its eager
+    form (no majority: either side), filed apart; then top_k, which tnp.sort calls and whose
+    qualified form the eager approx_top_k is, folds into tnp.sort and bridges the two: the
+    compiled one is absorbed, with its occurrences and hits. A finding it does not relate to
+    stays, and the eager approx_top_k folds into the survivor."""
+    from xamt.triage.dedup import same_cause
+
+    def lin(name, kernels="tensorflow", **kw):
+        return {"library": "tensorflow", "kernels": kernels, "name": name, "entry": None, "calls": [], **kw}
+
+    with fresh_findings(tmp_path / "x.db") as (fs, cid):
+        def nan(api, group, lineage, also=None):
+            return make_finding(cid, finding_class=FindingClass.NAN, signature="nan", group_key=group,
+                                outlier_api=api, hits=2, summary={"family": f"tensorflow:{group}", "lineage": lineage,
+                                                                  **({"also": also} if also else {})})
+        sort = nan("tensorflow.experimental.numpy.sort", "sort", lin("sort", entry="s", calls=["s", "t"]))
+        top_k = nan("tensorflow.math.top_k", "topk", lin("topk", alias="top_k", entry="t", calls=["t"]))
+        compiled = nan("tensorflow.approx_top_k [compiled]", "approx_compiled",
+                       lin("approx_max_k", "xla", alias="approx_top_k",
+                           either=lin("approx_max_k", alias="approx_top_k")))
+        other = nan("tensorflow.math.cumsum", "cumsum", lin("cumsum"))
+        eager = nan("tensorflow.approx_top_k", "approx", lin("approx_max_k", alias="approx_top_k"))
+        first, _ = fs.file(sort, b"", b"", related=same_cause)
+        later, new = fs.file(compiled, b"i", b"o", related=same_cause)
+        assert new and later > first
+        kept, _ = fs.file(other, b"", b"", related=same_cause)
+        assert not fs.absorbed
+        assert fs.file(top_k, b"", b"", related=same_cause) == (first, False)
+        assert fs.absorbed == [(later, first, None)]
+        assert fs.finding(later) is None and fs.finding(kept) is not None
+        assert fs.file(eager, b"", b"", related=same_cause) == (first, False)
+        survivor = fs.finding(first)
+        assert survivor.hits == 2 + 2 + 2 + 2
+        assert [a["api"] for a in survivor.summary["also"]] == [
+            "tensorflow.math.top_k", "tensorflow.approx_top_k [compiled]", "tensorflow.approx_top_k"]
+        assert {o["group_key"] for o in fs.occurrences(first)} == {"sort", "topk", "approx", "approx_compiled"}
+
+
 def test_a_hang_and_a_refusal_of_one_api_fold_across_classes(tmp_path):
     """scipy's poisson.entropy hangs at one huge mu and refuses the next ("arange: cannot compute
     length"): with ``crossed`` the refusal is an occurrence of the hang, its class listed."""

@@ -26,7 +26,7 @@ import math
 import operator
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from sandbox import codec
 from sandbox.errors import DecodeError as EvidenceDecodeError
@@ -222,6 +222,10 @@ class FindingsStore:
 
     def __init__(self, store: Store):
         self.store = store
+        #: findings absorbed by a later fold that bridged them to an earlier one (:meth:`file`),
+        #: as ``(absorbed id, the id it went into, its reproducer path)``; whoever refers to
+        #: finding ids (the campaign's seen table, reproducer folders) drains it
+        self.absorbed: list[tuple[int, int, str | None]] = []
         store.ensure(FINDINGS_SCHEMA, on_mismatch="error")
         store.ensure(OCCURRENCES_SCHEMA, on_mismatch="error")
 
@@ -335,7 +339,10 @@ class FindingsStore:
         outlier API in another class where ``crossed((class, signature) of theirs, of f)`` says
         the two are one failure (:func:`xamt.triage.dedup.one_failure`: a hang and a refusal). A
         fold from another API, signature or class is listed, with its lineage, in the first
-        finding's ``summary["also"]``."""
+        finding's ``summary["also"]``. Where ``f`` folds into a finding and also relates to a
+        *later* one of the same class (filed before ``f`` bridged the two: TensorFlow's compiled
+        approx_top_k, filed apart from tnp.sort until the eager approx_top_k folded into that),
+        the later one is absorbed into it too (:attr:`absorbed`)."""
         with self.store.transaction():
             cls, family, signature = f.dedup_key()
             row = self.store.query(
@@ -357,6 +364,8 @@ class FindingsStore:
                     (f.hits, f.last_seen, fid))
                 self._occurrence(fid, f)
                 self._also(fid, f)
+                if related is not None and lineage:
+                    self._absorb_bridged(fid, cls, signature, lineage, related, akin or operator.eq)
                 f.id = fid
                 return fid, False
             cur = self.store.execute(
@@ -396,6 +405,37 @@ class FindingsStore:
                 return int(r["id"])
         return None
 
+    def _absorb_bridged(self, fid: int, cls: str, signature: str, lineage: Mapping[str, Any],
+                        related: Callable[[Mapping[str, Any], Mapping[str, Any]], bool],
+                        akin: Callable[[str, str], bool]) -> None:
+        """Absorb into ``fid`` every later finding of class ``cls`` whose lineage, or one folded
+        into it, is ``related`` to ``lineage`` (that of the finding just folded into ``fid``)
+        with an ``akin`` signature: its occurrences, hits and folded APIs move to ``fid``, it
+        is listed in ``fid``'s ``summary["also"]``, and its row and evidence go."""
+        for r in self.store.query(
+                "SELECT id, outlier_api, signature, finding_class, hits, last_seen, reproducer,"
+                " json_extract(summary, '$.lineage') AS lineage, json_extract(summary, '$.also') AS also"
+                " FROM findings WHERE finding_class=? AND id>? AND json_extract(summary, '$.lineage') IS NOT NULL"
+                " ORDER BY id", (cls, fid)):
+            also = json.loads(r["also"] or "[]")
+            if not akin(r["signature"], signature):
+                continue
+            own = json.loads(r["lineage"])
+            if not any(related(x, lineage) for x in [own, *(a["lineage"] for a in also if a.get("lineage"))]):
+                continue
+            self.store.execute(
+                "INSERT INTO finding_occurrences(finding_id, group_key, dtype, members, hits, first_seen)"
+                " SELECT ?, group_key, dtype, members, hits, first_seen FROM finding_occurrences WHERE finding_id=?"
+                " ON CONFLICT(finding_id, group_key, dtype) DO UPDATE SET hits = hits + excluded.hits",
+                (fid, r["id"]))
+            self.store.execute("DELETE FROM finding_occurrences WHERE finding_id=?", (r["id"],))
+            self.store.execute("UPDATE findings SET hits = hits + ?, last_seen = max(last_seen, ?) WHERE id=?",
+                               (r["hits"], r["last_seen"], fid))
+            self._list_also(fid, [{"api": r["outlier_api"], "signature": r["signature"], "lineage": own}, *also])
+            self.store.execute("DELETE FROM finding_evidence WHERE finding_id=?", (r["id"],))
+            self.store.execute("DELETE FROM findings WHERE id=?", (r["id"],))
+            self.absorbed.append((int(r["id"]), fid, r["reproducer"]))
+
     #: how many other APIs or signatures a finding's ``summary["also"]`` lists at most
     ALSO_LIMIT = 20
 
@@ -405,21 +445,32 @@ class FindingsStore:
         classes stays visible."""
         r = self.store.query("SELECT outlier_api, signature, finding_class, summary FROM findings WHERE id=?",
                              (fid,))[0]
-        seen = {"api": f.outlier_api or "", "signature": f.signature}
+        seen: dict[str, Any] = {"api": f.outlier_api or "", "signature": f.signature}
         if f.finding_class.value != r["finding_class"]:
             seen["class"] = f.finding_class.value
-        if (seen["api"], seen["signature"], seen.get("class")) == (r["outlier_api"], r["signature"], None):
-            return
-        summary = json.loads(r["summary"] or "{}")
-        also = summary.setdefault("also", [])
-        if any((a["api"], a["signature"], a.get("class")) == (seen["api"], seen["signature"], seen.get("class"))
-               for a in also) \
-                or len(also) >= self.ALSO_LIMIT:
-            return
         if f.summary.get("lineage"):
             seen["lineage"] = f.summary["lineage"]
-        also.append(seen)
-        self.store.execute("UPDATE findings SET summary=? WHERE id=?", (json.dumps(summary, default=str), fid))
+        self._list_also(fid, [seen], r)
+
+    def _list_also(self, fid: int, entries: Sequence[Mapping[str, Any]], row: Any = None) -> None:
+        """Add ``entries`` (``api``, ``signature``, optional ``class`` and ``lineage``) to finding
+        ``fid``'s ``summary["also"]``, but not its own API and signature, nor one listed already,
+        nor more than :attr:`ALSO_LIMIT`."""
+        r = row if row is not None else self.store.query(
+            "SELECT outlier_api, signature, summary FROM findings WHERE id=?", (fid,))[0]
+        summary = json.loads(r["summary"] or "{}")
+        also = summary.setdefault("also", [])
+        listed = {(a["api"], a["signature"], a.get("class")) for a in also}
+        changed = False
+        for e in entries:
+            key = (e["api"], e["signature"], e.get("class"))
+            if key == (r["outlier_api"], r["signature"], None) or key in listed or len(also) >= self.ALSO_LIMIT:
+                continue
+            also.append(dict(e))
+            listed.add(key)
+            changed = True
+        if changed:
+            self.store.execute("UPDATE findings SET summary=? WHERE id=?", (json.dumps(summary, default=str), fid))
 
     def _occurrence(self, fid: int, f: Finding) -> None:
         self.store.execute(

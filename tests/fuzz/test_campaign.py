@@ -420,3 +420,27 @@ def test_a_group_short_of_its_floor_avoids_a_regime_at_a_members_first_death():
                             "values:edges")
         assert fuzzer.schedule.avoided == want and fuzzer.schedule.forgiven == len(want)
         assert fuzzer.quarantined == {}
+
+
+def test_an_absorbed_finding_hands_its_references_to_the_one_it_went_into(tmp_path):
+    """A fold that bridged two filed findings absorbed the later (FindingsStore.absorbed): the
+    prekeys that pointed at it point at the survivor, its reproducer folder goes, and the
+    campaign counts one finding less."""
+    from types import SimpleNamespace
+
+    from xamt.fuzz.campaign import _Fuzzer
+
+    repro = tmp_path / "findings" / "7" / "repro.py"
+    repro.parent.mkdir(parents=True)
+    repro.write_text("pass\n")
+    executed = []
+    stub = SimpleNamespace(
+        fs=SimpleNamespace(absorbed=[(7, 3, "findings/7/repro.py")]),
+        seen={"a": {"finding": 7}, "b": {"finding": 3}, "c": {"finding": None}},
+        store=SimpleNamespace(execute=lambda sql, args: executed.append((sql.split()[0], args))),
+        campaign=SimpleNamespace(id=1), triage=SimpleNamespace(out_dir=str(tmp_path)),
+        findings=5, by_class={"nan": 2})
+    _Fuzzer._absorbed(stub, "nan")
+    assert [v["finding"] for v in stub.seen.values()] == [3, 3, None]
+    assert executed == [("UPDATE", (3, 1, 7))] and not repro.parent.exists()
+    assert stub.findings == 4 and stub.by_class == {"nan": 1} and stub.fs.absorbed == []

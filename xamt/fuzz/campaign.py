@@ -588,12 +588,29 @@ class _Fuzzer:
                 if not new and out.finding.reproducer:
                     # the filed finding keeps its own reproducer; this attempt's copy goes
                     shutil.rmtree((Path(self.triage.out_dir) / out.finding.reproducer).parent, ignore_errors=True)
+                self._absorbed(out.finding.finding_class.value)
             else:
                 outcome = f"dropped: {out.dropped}"
                 self.dropped[out.dropped or "?"] = self.dropped.get(out.dropped or "?", 0) + 1
             self.seen[pk].update(finding=fid, outcome=outcome)
             self.store.execute("INSERT OR REPLACE INTO fuzz_seen VALUES (?, ?, ?, ?, ?)",
                                (self.campaign.id, pk, fid, outcome, self.seen[pk]["hits"]))
+
+    def _absorbed(self, cls: str) -> None:
+        """Findings of class ``cls`` that the latest filing absorbed into an earlier one
+        (:attr:`FindingsStore.absorbed`): what pointed at them points at that one, their
+        reproducers go, and they no longer count."""
+        for old, into, reproducer in self.fs.absorbed:
+            for seen in self.seen.values():
+                if seen["finding"] == old:
+                    seen["finding"] = into
+            self.store.execute("UPDATE fuzz_seen SET finding_id=? WHERE campaign_id=? AND finding_id=?",
+                               (into, self.campaign.id, old))
+            if reproducer:
+                shutil.rmtree((Path(self.triage.out_dir) / reproducer).parent, ignore_errors=True)
+            self.findings -= 1
+            self.by_class[cls] = max(0, self.by_class.get(cls, 0) - 1)
+        self.fs.absorbed.clear()
 
     # -- the engine's callbacks --------------------------------------------------------------
     def on_result(self, prop: Proposal, run: Any) -> None:
