@@ -215,6 +215,8 @@ def test_sibling_names_differ_in_one_word_pair_at_one_place():
     # minimum drop NaN alike); lcm computed through gcd
     assert siblings("max", "minimum", words) and siblings("minimum", "max", words)
     assert siblings("gcd", "lcm", words) and siblings("lcm_", "gcd_", words)
+    # Hankel and Toeplitz matrices, built from one template (JAX: conv_general_dilated_patches)
+    assert siblings("hankel", "toeplitz", words) and not siblings("hankel", "circulant", words)
     assert not siblings("max", "minimum", (("min", "max"), ("max", "maximum")))
     # two places changed, another word, or the same name: not siblings by this rule
     assert not siblings("min_max", "max_min", words)
