@@ -39,7 +39,7 @@ def test_the_packaged_policies_match_on_evidence():
                    group=linalg) is None
 
 
-def test_non_finite_input_to_a_transform_and_floor_division_by_an_infinity_are_policies():
+def test_non_finite_transforms_floor_division_at_infinity_and_zero_vectors_normalised_are_policies():
     p = load_policies()
     idctn, shift = NS(category="fft", canonical="idctn"), NS(category="fft", canonical="fftshift")
     m = p.match(FindingClass.NAN, library="jax", computation="float32", trigger="-inf", group=idctn)
@@ -52,6 +52,11 @@ def test_non_finite_input_to_a_transform_and_floor_division_by_an_infinity_are_p
     assert m is not None and m.name == "floor division at an infinite operand"
     assert p.match(FindingClass.VALUE, library="tensorflow", computation="float32", trigger="zero",
                    group=fdiv) is None
+    # a zero vector normalised: eps-clamped 0 against a plain 0/0
+    norm = NS(category="nn", canonical="normalize")
+    m = p.match(FindingClass.NAN, library="tensorflow", computation="float32", trigger="-0", group=norm)
+    assert m is not None and m.name == "normalising a zero vector"
+    assert p.match(FindingClass.NAN, library="tensorflow", computation="float32", trigger="nan", group=norm) is None
 
 
 def test_the_computation_dtype_is_the_lowest_float():
