@@ -35,9 +35,9 @@ campaign's time with that ranking under these rules, all the same for every grou
   while at least two others remain (the campaign does it; its deaths are triaged already), and
   what the group was charged is cleared (:meth:`Schedule.forgive`): the rest of the group is
   fuzzed at the rate of its own calls. Where only two members would remain, the group stops
-  drawing the value regime its member died in (:meth:`Schedule.avoid`) and, while it still
-  draws another, its charges are cleared the same way (the deaths spent learning which values
-  kill would otherwise hold it below the floor). A cross-library group short of its floor does
+  drawing the value regime its member died in (:meth:`Schedule.avoid`) and its charges are
+  cleared the same way, once per regime (the deaths spent learning which values kill would
+  otherwise hold it below the floor). A cross-library group short of its floor does
   so at any member's first death; an input that killed a worker is never a parent.
 - **Groups that compile stay on their worker.** A group's iterations run on the worker that
   ran its last ones (sandbox affinity), where its compiled programs are, while its calls
