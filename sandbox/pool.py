@@ -97,6 +97,12 @@ def _anon_resident(pid: int) -> Optional[int]:
     return kib_field(f"/proc/{pid}/status", "RssAnon")
 
 
+def _task_cpu(w: WorkerRecord, total: Optional[float]) -> Optional[float]:
+    """The running task's share of worker ``w``'s ``total`` CPU seconds (None: unknown): the
+    total less what the worker had used when the task started (its progress page)."""
+    return None if total is None else max(0.0, total - w.progress.read_cpu())
+
+
 def _check_positive(name: str, value: Any, *, allow_none: bool, integer: bool, minimum: float = 0) -> None:
     if value is None:
         if allow_none:
@@ -934,9 +940,8 @@ class SandboxPool(ZygoteClient, Deadlines):
                 stderr_tail=stderr, duration_s=time.monotonic() - w.kill_started_at, max_rss_bytes=rss,
                 worker_pid=w.pid, task=p.task,
             )
-            total = cpu_seconds(w.pid) if w.pid is not None else None
-            if total is not None:  # the worker lives on until the kill: its CPU from /proc
-                outcome.cpu_s = max(0.0, total - w.progress.read_cpu())
+            # the worker lives on until the kill: its CPU from /proc
+            outcome.cpu_s = _task_cpu(w, cpu_seconds(w.pid) if w.pid is not None else None)
         else:
             outcome = returned_outcome(_STATUSES[status], value, error_type, error_message, trace, failed_step,
                                        stdout, stderr, duration, rss, w.pid,
@@ -1046,8 +1051,8 @@ class SandboxPool(ZygoteClient, Deadlines):
             mark, marked_at = w.progress.read_mark()
             if mark is not None:
                 outcome.mark, outcome.mark_s = mark, max(0.0, dead_at - marked_at)
-            if cpu_s is not None and w.greeted:  # the running task's share of the worker's CPU
-                outcome.cpu_s = max(0.0, cpu_s - w.progress.read_cpu())
+            if w.greeted:
+                outcome.cpu_s = _task_cpu(w, cpu_s)
             if status == Status.TIMEOUT:
                 outcome.error_message = f"killed after {culprit.timeout:g} s"
             elif wait_status is None and status == Status.CRASHED:

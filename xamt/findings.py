@@ -217,6 +217,20 @@ def decode_evidence_blob(blob: bytes) -> Any:
     return codec.loads(blob)
 
 
+def _relates(row: Any, signature: str, lineage: Mapping[str, Any],
+             related: Callable[[Mapping[str, Any], Mapping[str, Any]], bool],
+             akin: Callable[[str, str], bool]) -> bool:
+    """Whether a stored finding (``row``: its ``signature``, ``lineage`` and ``also`` as JSON)
+    shares a cause with a finding of ``signature`` and ``lineage``: by its own lineage or that
+    of one folded into it, with an ``akin`` signature each (the relation composes: tnp.sort
+    calls top_k, approx_top_k qualifies top_k). Lineages are parsed only where the signatures
+    are akin."""
+    if akin(row["signature"], signature) and related(json.loads(row["lineage"]), lineage):
+        return True
+    return bool(row["also"]) and any(akin(a["signature"], signature) and related(a["lineage"], lineage)
+                                     for a in json.loads(row["also"]) if a.get("lineage"))
+
+
 class FindingsStore:
     """Read and write campaigns and findings in a :class:`~xamt.store.Store`."""
 
@@ -389,21 +403,13 @@ class FindingsStore:
     def _related_finding(self, cls: str, signature: str, lineage: Mapping[str, Any],
                          related: Callable[[Mapping[str, Any], Mapping[str, Any]], bool],
                          akin: Callable[[str, str], bool]) -> int | None:
-        """The first finding of class ``cls`` whose own lineage, or that of a finding folded into
-        it (``summary["also"]``), is ``related`` to ``lineage``, with a signature ``akin`` to
-        ``signature``: the relation composes (tnp.sort calls top_k, approx_top_k qualifies
-        top_k). Lineages are parsed only where the signatures are akin."""
-        for r in self.store.query(
-                "SELECT id, signature, json_extract(summary, '$.lineage') AS lineage,"
-                " json_extract(summary, '$.also') AS also FROM findings"
-                " WHERE finding_class=? AND json_extract(summary, '$.lineage') IS NOT NULL"
-                " ORDER BY id", (cls,)):
-            if akin(r["signature"], signature) and related(json.loads(r["lineage"]), lineage):
-                return int(r["id"])
-            if r["also"] and any(akin(a["signature"], signature) and related(a["lineage"], lineage)
-                                 for a in json.loads(r["also"]) if a.get("lineage")):
-                return int(r["id"])
-        return None
+        """The first finding of class ``cls`` that shares a cause with one of ``signature`` and
+        ``lineage`` (:func:`_relates`)."""
+        return next((int(r["id"]) for r in self.store.query(
+            "SELECT id, signature, json_extract(summary, '$.lineage') AS lineage,"
+            " json_extract(summary, '$.also') AS also FROM findings"
+            " WHERE finding_class=? AND json_extract(summary, '$.lineage') IS NOT NULL"
+            " ORDER BY id", (cls,)) if _relates(r, signature, lineage, related, akin)), None)
 
     def _absorb_bridged(self, fid: int, cls: str, signature: str, lineage: Mapping[str, Any],
                         related: Callable[[Mapping[str, Any], Mapping[str, Any]], bool],
@@ -417,12 +423,9 @@ class FindingsStore:
                 " json_extract(summary, '$.lineage') AS lineage, json_extract(summary, '$.also') AS also"
                 " FROM findings WHERE finding_class=? AND id>? AND json_extract(summary, '$.lineage') IS NOT NULL"
                 " ORDER BY id", (cls, fid)):
-            also = json.loads(r["also"] or "[]")
-            if not akin(r["signature"], signature):
+            if not _relates(r, signature, lineage, related, akin):
                 continue
-            own = json.loads(r["lineage"])
-            if not any(related(x, lineage) for x in [own, *(a["lineage"] for a in also if a.get("lineage"))]):
-                continue
+            own, also = json.loads(r["lineage"]), json.loads(r["also"] or "[]")
             self.store.execute(
                 "INSERT INTO finding_occurrences(finding_id, group_key, dtype, members, hits, first_seen)"
                 " SELECT ?, group_key, dtype, members, hits, first_seen FROM finding_occurrences WHERE finding_id=?"

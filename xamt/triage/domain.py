@@ -37,26 +37,29 @@ class Domain:
         return {a.slot for m in group.members for a in m.plan.args + m.plan.init_args
                 if a.slot is not None and a.param in self.params}
 
-    def broken_by(self, value: Any) -> bool:
-        """Whether ``value`` (an array or a number) holds an element outside ``[low, high]``;
-        NaN breaks nothing (it is its own trigger)."""
+    def _outside(self, value: Any) -> np.ndarray | None:
+        """Whether each element of ``value`` that is not NaN lies outside ``[low, high]`` (a
+        flat boolean array; NaN breaks nothing, it is its own trigger), or None for a value
+        that is not a number or a numeric array."""
         if isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
-            with np.errstate(invalid="ignore"):
-                v = value.astype(np.float64)
-                return bool(np.any((v < self.low) | (v > self.high)))
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return not math.isnan(value) and not self.low <= value <= self.high
-        return False
+            v = value.astype(np.float64).ravel()
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            v = np.array([value], np.float64)
+        else:
+            return None
+        v = v[~np.isnan(v)]
+        return (v < self.low) | (v > self.high)
+
+    def broken_by(self, value: Any) -> bool:
+        """Whether ``value`` (an array or a number) holds an element outside ``[low, high]``."""
+        out = self._outside(value)
+        return out is not None and bool(out.any())
 
     def holds_nothing_in(self, value: Any) -> bool:
         """Whether every element of ``value`` that is not NaN lies outside ``[low, high]`` (and
         one does): no element of the slot is an input the documentation gives a value for."""
-        if isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
-            with np.errstate(invalid="ignore"):
-                v = value.astype(np.float64).ravel()
-                v = v[~np.isnan(v)]
-                return bool(v.size) and bool(np.all((v < self.low) | (v > self.high)))
-        return self.broken_by(value)
+        out = self._outside(value)
+        return out is not None and bool(out.size) and bool(out.all())
 
     def describe(self) -> str:
         return f"{'/'.join(self.params)} in [{self.low:g}, {self.high:g}]"

@@ -198,14 +198,12 @@ class Triage:
         if run is not None and (cls_name != FindingClass.CRASH or trace is not None):
             self._calls += 1
             footprint = run(m, values, trace=trace)
-        either = None
-        if tied is not None and tied != outlier:
-            t = group.members[tied]
-            either = {"library": t.library, "kernels": implementation(t, self.adapters),
-                      **lineage_names(t, self.adapters.get(t.library))}
-        return {"library": m.library, "kernels": implementation(m, self.adapters),
-                **lineage_names(m, self.adapters.get(m.library)),
-                "entry": (footprint or {}).get("entry"), "calls": (footprint or {}).get("calls", []),
+        def side(member: Any) -> dict[str, Any]:
+            return {"library": member.library, "kernels": implementation(member, self.adapters),
+                    **lineage_names(member, self.adapters.get(member.library))}
+
+        either = side(group.members[tied]) if tied is not None and tied != outlier else None
+        return {**side(m), "entry": (footprint or {}).get("entry"), "calls": (footprint or {}).get("calls", []),
                 **({"either": either} if either else {})}
 
     def _bounded(self, still_fails: Callable[[dict[int, Any]], bool]) -> Callable[[dict[int, Any]], bool]:
