@@ -167,6 +167,33 @@ def test_a_slow_cross_library_group_reaches_the_floor_under_its_own_cap_and_the_
     assert key == "slow" and its < 60 and charged > 5.0 and capped and not isolated
 
 
+def test_below_the_floor_the_cap_grows_with_the_budget():
+    # 100 iterations of 0.4 s: 40 s, over floor_cap_s (30 s) and within 4 % of a 20-minute budget
+    groups = [group("slow")] + [group(f"g{i}") for i in range(50)]
+    settings = load_settings()
+    assert settings.floor_cap_s < 100 * 0.4 < settings.floor_cap_share * 1200.0
+    short = {}
+    for budget in (100.0, 1200.0):
+        sched, search, _ = make(groups, settings, budget_s=budget)
+        for _ in range(20000):
+            for prop in sched.propose(1, 0.0):
+                finish(sched, search, prop, 0.4 if prop.key == "slow" else 0.0001)
+        short[budget] = sched.summary()["floor_short"]
+        its = search.groups["slow"].iterations
+        assert its <= settings.floor + 2
+    # a short budget keeps floor_cap_s: 30 s of 0.4-s iterations
+    ((key, its, charged, capped, _),) = short[100.0]
+    assert key == "slow" and its <= 30 / 0.4 + 2 and capped
+    assert short[1200.0] == []
+    # a group that hangs at every input stops at the share (48 s: eight 6-s iterations)
+    sched, search, _ = make([group("hangs")] + groups[1:], settings, budget_s=1200.0)
+    for _ in range(3000):
+        for prop in sched.propose(1, 0.0):
+            finish(sched, search, prop, 6.0 if prop.key == "hangs" else 0.001)
+    assert "hangs" in sched.capped
+    assert 30 // 6 + 1 < search.groups["hangs"].iterations <= settings.floor_cap_share * 1200 // 6 + 1
+
+
 def test_unguided_search_still_runs_the_schedule():
     sched, search, _ = make([group("a"), group("b")], guided=False)
     props = [p for _ in range(50) for p in sched.propose(1, 0.0) if not finish(sched, search, p)]

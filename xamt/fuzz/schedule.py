@@ -16,10 +16,10 @@ campaign's time with that ranking under these rules, all the same for every grou
   of ``floor_burst`` (while its compiled programs are still cached) beside the guided draws, at
   a rate that reaches the floor before ``floor_by`` of the budget has passed.
 - **A cap per group.** A group that has taken more than ``group_cap_factor`` times the average
-  group's time (and at least ``group_cap_s``; ``floor_cap_s`` while a cross-library group is
-  below the floor) waits until the others catch up: one that hangs
-  or crashes on every input costs seconds per iteration, and must not eat the budget of
-  thousands of cheap ones (nor the floor's). Calls in the slow lane are not charged to it: a
+  group's time (and at least ``group_cap_s``; ``floor_cap_share`` of the budget, and at least
+  ``floor_cap_s``, while a cross-library group is below the floor) waits until the others catch
+  up: one that hangs or crashes on every input costs seconds per iteration, and must not eat
+  the budget of thousands of cheap ones (nor the floor's). Calls in the slow lane are not charged to it: a
   compilation is paid once and its group should then be fuzzed. A call that kills its worker is
   charged ``death_cost_s`` more: the worker's compiled programs die with it.
 - **Few in flight per group.** At most ``group_inflight`` iterations of a group are in flight
@@ -104,6 +104,7 @@ class ScheduleSettings:
     floor_by: float = 0.6
     floor_burst: int = 100
     floor_cap_s: float = 30.0
+    floor_cap_share: float = 0.04
     window_per_worker: int = 32
     help_after_s: float = 0.25
     slow_lanes: int = 1
@@ -151,7 +152,7 @@ def load_settings(path: str | Path | None = None) -> ScheduleSettings:
         raise DataFileError(f"{where} [schedule]: {exc}") from exc
     if not 0.0 < s.memory_share <= 1.0:
         raise DataFileError(f"{where} [schedule]: memory_share must be within (0, 1]")
-    for name in ("structural", "structural_compiled", "compiled_share", "floor_by"):
+    for name in ("structural", "structural_compiled", "compiled_share", "floor_by", "floor_cap_share"):
         if not 0.0 <= getattr(s, name) <= 1.0:
             raise DataFileError(f"{where} [schedule]: {name} must be within [0, 1]")
     at_least_one = ("window_per_worker", "slow_lanes", "group_inflight", "floor_burst",
@@ -401,11 +402,13 @@ class Schedule:
         return max(self.settings.group_cap_s, self.settings.group_cap_factor * total / self._n_groups)
 
     def _cap_of(self, key: Hashable, cap: float) -> float:
-        """``key``'s cap: ``cap``, or ``floor_cap_s`` if more while it is a cross-library group
-        below the floor (the common cap is a few seconds: a group whose calls take 50 ms, an
-        SVD, a special function's series, would never reach the floor under it)."""
+        """``key``'s cap: ``cap``, or more while it is a cross-library group below the floor.
+
+        The common cap is a few seconds: a group whose calls take 50 ms (an SVD, a special
+        function's series) would never reach the floor under it. Below the floor the cap is
+        ``floor_cap_share`` of the budget, and at least ``floor_cap_s``."""
         if self.below_floor(key):
-            return max(cap, self.settings.floor_cap_s)
+            return max(cap, self.settings.floor_cap_s, self.settings.floor_cap_share * self.budget_s)
         return cap
 
     def below_floor(self, key: Hashable) -> bool:
