@@ -298,3 +298,37 @@ def test_a_hang_and_a_refusal_of_one_api_fold_across_classes(tmp_path):
         assert fs.finding(first).summary["also"] == [
             {"api": "scipy.stats.poisson.entropy", "signature": "ValueError: arange: cannot compute length",
              "class": "status"}]
+
+
+def test_a_wrong_integer_and_the_crash_of_a_sibling_fold_across_classes(tmp_path):
+    """torch's lcm traps (SIGFPE) at INT_MIN and its gcd, through which lcm is computed, returns
+    -1 there: with ``crossed`` and ``related`` the value finding folds into the crash. An
+    unrelated API's value at an integer extreme, and the sibling's value of another trigger,
+    stay apart."""
+    from xamt.triage.dedup import load_lineage, one_failure, same_cause
+
+    lineage = load_lineage()
+    crossed = functools.partial(one_failure, pairs=lineage.one_failure)
+    related = functools.partial(same_cause, words=lineage.sibling_words)
+
+    def lin(name):
+        return {"library": "torch", "kernels": "torch", "name": name, "entry": None, "calls": []}
+
+    def value(api, name, signature="int-extreme"):
+        return make_finding(cid, finding_class=FindingClass.VALUE, signature=signature, outlier_api=api,
+                            summary={"family": f"torch:{name}", "lineage": lin(name)})
+
+    with fresh_findings(tmp_path / "x.db") as (fs, cid):
+        crash = make_finding(cid, finding_class=FindingClass.CRASH, signature="crashed", outlier_api="torch.lcm",
+                             summary={"family": "torch:lcm", "lineage": lin("lcm")})
+        first, _ = fs.file(crash, b"", b"", related=related, crossed=crossed)
+        assert fs.file(value("torch.bitwise_left_shift", "left_shift"), b"", b"",
+                       related=related, crossed=crossed)[1]
+        assert fs.file(value("torch.gcd", "gcd", "ordinary"), b"", b"", related=related, crossed=crossed)[1]
+        # without the lineage relation (another API) the pair stays apart
+        assert fs.file(value("torch.gcd", "gcd"), b"", b"", crossed=crossed)[1]
+    with fresh_findings(tmp_path / "y.db") as (fs, cid):
+        crash.campaign_id = cid
+        first, _ = fs.file(crash, b"", b"", related=related, crossed=crossed)
+        assert fs.file(value("torch.gcd", "gcd"), b"", b"", related=related, crossed=crossed) == (first, False)
+        assert [a["api"] for a in fs.finding(first).summary["also"]] == ["torch.gcd"]

@@ -231,6 +231,12 @@ def _relates(row: Any, signature: str, lineage: Mapping[str, Any],
                                      for a in json.loads(row["also"]) if a.get("lineage"))
 
 
+def _any_signature(a: str, b: str) -> bool:
+    """Signatures of two classes never match; :meth:`FindingsStore._crossed_finding` asks
+    ``crossed`` about them instead."""
+    return True
+
+
 class FindingsStore:
     """Read and write campaigns and findings in a :class:`~xamt.store.Store`."""
 
@@ -350,9 +356,10 @@ class FindingsStore:
         f's)`` says shares the cause (:func:`xamt.triage.dedup.same_cause`: one API calls the
         other, or is its namesake, sibling or qualified form on the same kernels), with the
         finding's own lineage or that of one folded into it. So does the first finding of the same
-        outlier API in another class where ``crossed((class, signature) of theirs, of f)`` says
-        the two are one failure (:func:`xamt.triage.dedup.one_failure`: a hang and a refusal). A
-        fold from another API, signature or class is listed, with its lineage, in the first
+        outlier API, or of one whose lineage is ``related``, in another class where
+        ``crossed((class, signature) of theirs, of f)`` says the two are one failure
+        (:func:`xamt.triage.dedup.one_failure`: a hang and a refusal; a wrong integer and the
+        crash of the sibling that divides by it). A fold from another API, signature or class is listed, with its lineage, in the first
         finding's ``summary["also"]``. Where ``f`` folds into a finding and also relates to a
         *later* one of the same class (filed before ``f`` bridged the two: TensorFlow's compiled
         approx_top_k, filed apart from tnp.sort until the eager approx_top_k folded into that),
@@ -368,10 +375,7 @@ class FindingsStore:
             if fid is None and related is not None and lineage:
                 fid = self._related_finding(cls, signature, lineage, related, akin or operator.eq)
             if fid is None and crossed is not None and f.outlier_api:
-                fid = next((int(r["id"]) for r in self.store.query(
-                    "SELECT id, finding_class, signature FROM findings WHERE outlier_api=? AND finding_class!=?"
-                    " ORDER BY id", (f.outlier_api, cls))
-                    if crossed((r["finding_class"], r["signature"]), (cls, signature))), None)
+                fid = self._crossed_finding(cls, signature, f.outlier_api, lineage, crossed, related)
             if fid is not None:
                 self.store.execute(
                     "UPDATE findings SET hits = hits + ?, last_seen=? WHERE id=?",
@@ -410,6 +414,24 @@ class FindingsStore:
             " json_extract(summary, '$.also') AS also FROM findings"
             " WHERE finding_class=? AND json_extract(summary, '$.lineage') IS NOT NULL"
             " ORDER BY id", (cls,)) if _relates(r, signature, lineage, related, akin)), None)
+
+    def _crossed_finding(self, cls: str, signature: str, api: str, lineage: Mapping[str, Any] | None,
+                         crossed: Callable[[tuple[str, str], tuple[str, str]], bool],
+                         related: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None) -> int | None:
+        """The first finding of another class than ``cls`` that ``crossed`` says is one failure
+        with a finding of ``signature``: of the same outlier ``api``, or of one whose lineage (or
+        that of one folded into it) is ``related`` to ``lineage``. torch's gcd returns -1 where
+        abs(INT_MIN) overflows, and its lcm, computed through gcd, then divides INT_MIN by -1 and
+        traps: readers of five campaigns counted the value and the crash as one cause."""
+        for r in self.store.query(
+                "SELECT id, finding_class, signature, outlier_api, json_extract(summary, '$.lineage') AS lineage,"
+                " json_extract(summary, '$.also') AS also FROM findings WHERE finding_class!=? ORDER BY id", (cls,)):
+            if not crossed((r["finding_class"], r["signature"]), (cls, signature)):
+                continue
+            if r["outlier_api"] == api or (related is not None and lineage and r["lineage"]
+                                           and _relates(r, signature, lineage, related, _any_signature)):
+                return int(r["id"])
+        return None
 
     def _absorb_bridged(self, fid: int, cls: str, signature: str, lineage: Mapping[str, Any],
                         related: Callable[[Mapping[str, Any], Mapping[str, Any]], bool],

@@ -323,6 +323,9 @@ def test_a_hang_and_a_refusal_of_one_api_are_one_failure():
     assert not one_failure(("crash", "crashed"), refusal, pairs)
     assert not one_failure(hang, ("value", "nan"), pairs)
     assert not one_failure(hang, refusal, ())
+    # a wrong value at an integer extreme and a crash: one overflow (gcd's -1, lcm's SIGFPE)
+    assert one_failure(("crash", "crashed"), ("value", "int-extreme"), pairs)
+    assert not one_failure(("crash", "crashed"), ("value", "nan"), pairs)
 
 
 def test_triggers_of_one_kin_are_akin():

@@ -284,9 +284,9 @@ def siblings(a: str, b: str, words: Sequence[tuple[str, str]]) -> bool:
 
 
 def one_failure(old: tuple[str, str], new: tuple[str, str], pairs: Sequence[tuple[str, str]] = ()) -> bool:
-    """Whether two findings of one API, of these ``(class, signature)``, are one failure seen in
-    two classes: one of ``pairs`` (``"crash:timeout"`` and ``"status"``: a hang and a refusal)
-    matches them, either way round."""
+    """Whether two findings of one API (or of two related ones, :func:`same_cause`), of these
+    ``(class, signature)``, are one failure seen in two classes: one of ``pairs``
+    (``"crash:timeout"`` and ``"status"``: a hang and a refusal) matches them, either way round."""
     def matches(pattern: str, finding: tuple[str, str]) -> bool:
         cls, _, sig = pattern.partition(":")
         return cls == finding[0] and (not sig or sig == finding[1])
