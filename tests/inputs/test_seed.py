@@ -93,3 +93,36 @@ def test_bad_rules_are_data_errors(tmp_path):
 def test_packaged_rules_load():
     rules = load_input_rules()
     assert isinstance(rules, InputRules) and rules.roles["tensor"]["kind"] == "array"
+
+
+def _seed(g):
+    return materialise(seed_inputs(g)[0])
+
+
+def test_nn_rules_give_the_documented_layouts():
+    """Convolution and pooling take (N, C, H, W) images; a (3, 4) matrix made every member of
+    eighteen libraries refuse them. The rules are scoped by canonical name and category."""
+    conv = group("x:conv2d/nn", [member("torch", "torch.conv2d", "torch:conv2d",
+                                        [(0, "input", 0, "input", True), (1, "weight", 1, "weight", True),
+                                         (2, "bias", 2, "bias", False)])],
+                 [(0, "input", "tensor"), (1, "weight", "tensor"), (2, "bias", "tensor")], category="nn")
+    x, w = _seed(conv)[0], _seed(conv)[1]
+    assert x.shape == (2, 3, 6, 7) and w.shape == (4, 3, 2, 2) and w.shape[1] == x.shape[1]
+    pool = group("x:adaptive_avg_pool2d/nn",
+                 [member("torch", "torch.nn.functional.adaptive_avg_pool2d", "torch.nn.functional:adaptive_avg_pool2d",
+                         [(0, "input", 0, "input", True), (1, "output_size", 1, "output_size", True)])],
+                 [(0, "input", "tensor"), (1, "output_size", "shape")], category="nn")
+    seed = seed_inputs(pool)[0]
+    assert materialise(seed)[0].shape == (2, 3, 6, 7) and list(seed[1].value) == [3, 4]
+    # the same name in another category keeps the default (3, 4) matrix
+    other = group("x:conv2d/generic", conv.members, [(0, "input", "tensor"), (1, "weight", "tensor")])
+    assert _seed(other)[0].shape == (3, 4)
+
+
+def test_nd_indices_point_inside_their_params():
+    g = group("x:gather_nd/generic", [member("tensorflow", "tensorflow.gather_nd", "tensorflow:gather_nd",
+                                             [(0, "params", 0, "params", True), (1, "indices", 1, "indices", True)])],
+              [(0, "params", "param:params"), (1, "indices", "index")])
+    params, indices = _seed(g)[0], _seed(g)[1]
+    assert indices.dtype == np.int64 and indices.shape == (2, 2)
+    assert (indices >= 0).all() and (indices < np.array(params.shape)).all()
