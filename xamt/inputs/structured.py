@@ -15,6 +15,8 @@ randomness); derived structures compute a literal from another slot's array:
 ``probabilities``         softmax over the last axis: positive rows summing to one
 ``one_hot``               one-hot rows (float) at the argmax of each row
 ``binary``                0/1 values of the slot's dtype (targets of binary losses)
+``signs``                 -1/+1 values of the slot's dtype, +1 above the median (the similar /
+                          dissimilar or ranking targets of embedding and margin losses)
 ``sorted``                sorted along the last axis (``searchsorted``'s sequence)
 ``index_into:<s>``        integers in ``[0, min(shape of s))``: valid along any axis of slot s
 ``index_out_of:<s>``      integers outside that range (deliberately invalid, for the status oracle)
@@ -144,6 +146,11 @@ def _binary(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
     return _back((w > np.median(w) if w.size else w).astype(np.float64), a)
 
 
+def _signs(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
+    w = _float_work(a).real
+    return _back(np.where(w > np.median(w), 1.0, -1.0) if w.size else w, a)
+
+
 def _sorted(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
     return np.sort(a, axis=-1) if a.ndim else a
 
@@ -270,6 +277,7 @@ ARRAY_STRUCTURES: dict[str, ArrayStructure] = {
     "probabilities": _probabilities,
     "one_hot": _one_hot,
     "binary": _binary,
+    "signs": _signs,
     "sorted": _sorted,
     "index_into": _index_into,
     "index_out_of": _index_out_of,
