@@ -359,11 +359,12 @@ class FindingsStore:
         outlier API, or of one whose lineage is ``related``, in another class where
         ``crossed((class, signature) of theirs, of f)`` says the two are one failure
         (:func:`xamt.triage.dedup.one_failure`: a hang and a refusal; a wrong integer and the
-        crash of the sibling that divides by it). A fold from another API, signature or class is listed, with its lineage, in the first
-        finding's ``summary["also"]``. Where ``f`` folds into a finding and also relates to a
-        *later* one of the same class (filed before ``f`` bridged the two: TensorFlow's compiled
-        approx_top_k, filed apart from tnp.sort until the eager approx_top_k folded into that),
-        the later one is absorbed into it too (:attr:`absorbed`)."""
+        crash of the sibling that divides by it). A fold from another API, signature or class is
+        listed, with its lineage, in the first finding's ``summary["also"]``. Where ``f`` folds
+        into a finding and also relates to a *later* one of the same class (filed before ``f``
+        bridged the two: TensorFlow's compiled approx_top_k, filed apart from tnp.sort until the
+        eager approx_top_k folded into that), the later one is absorbed into it too
+        (:attr:`absorbed`)."""
         with self.store.transaction():
             cls, family, signature = f.dedup_key()
             row = self.store.query(

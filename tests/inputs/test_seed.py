@@ -106,7 +106,8 @@ def test_nn_rules_give_the_documented_layouts():
                                         [(0, "input", 0, "input", True), (1, "weight", 1, "weight", True),
                                          (2, "bias", 2, "bias", False)])],
                  [(0, "input", "tensor"), (1, "weight", "tensor"), (2, "bias", "tensor")], category="nn")
-    x, w = _seed(conv)[0], _seed(conv)[1]
+    values = _seed(conv)
+    x, w = values[0], values[1]
     assert x.shape == (2, 3, 6, 7) and w.shape == (4, 3, 2, 2) and w.shape[1] == x.shape[1]
     pool = group("x:adaptive_avg_pool2d/nn",
                  [member("torch", "torch.nn.functional.adaptive_avg_pool2d", "torch.nn.functional:adaptive_avg_pool2d",
@@ -123,6 +124,7 @@ def test_nd_indices_point_inside_their_params():
     g = group("x:gather_nd/generic", [member("tensorflow", "tensorflow.gather_nd", "tensorflow:gather_nd",
                                              [(0, "params", 0, "params", True), (1, "indices", 1, "indices", True)])],
               [(0, "params", "param:params"), (1, "indices", "index")])
-    params, indices = _seed(g)[0], _seed(g)[1]
+    values = _seed(g)
+    params, indices = values[0], values[1]
     assert indices.dtype == np.int64 and indices.shape == (2, 2)
     assert (indices >= 0).all() and (indices < np.array(params.shape)).all()

@@ -19,9 +19,9 @@ campaign's time with that ranking under these rules, all the same for every grou
   group's time (and at least ``group_cap_s``; ``floor_cap_share`` of the budget, and at least
   ``floor_cap_s``, while a cross-library group is below the floor) waits until the others catch
   up: one that hangs or crashes on every input costs seconds per iteration, and must not eat
-  the budget of thousands of cheap ones (nor the floor's). Calls in the slow lane are not charged to it: a
-  compilation is paid once and its group should then be fuzzed. A call that kills its worker is
-  charged ``death_cost_s`` more: the worker's compiled programs die with it.
+  the budget of thousands of cheap ones (nor the floor's). Calls in the slow lane are not
+  charged to it: a compilation is paid once and its group should then be fuzzed. A call that
+  kills its worker is charged ``death_cost_s`` more: the worker's compiled programs die with it.
 - **Few in flight per group.** At most ``group_inflight`` iterations of a group are in flight
   (they queue on one worker), one while its latest iteration killed a worker.
 - **APIs that kill workers run apart.** Once a call of an API has killed its worker (a crash,
