@@ -232,8 +232,8 @@ def _relates(row: Any, signature: str, lineage: Mapping[str, Any],
 
 
 def _any_signature(a: str, b: str) -> bool:
-    """Signatures of two classes never match; :meth:`FindingsStore._crossed_finding` asks
-    ``crossed`` about them instead."""
+    """Every pair of signatures: across classes, ``crossed`` has judged the pair already
+    (:meth:`FindingsStore._crossed_finding`)."""
     return True
 
 

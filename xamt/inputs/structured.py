@@ -141,14 +141,18 @@ def _one_hot(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
     return _back(out, a)
 
 
-def _binary(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
+def _median_split(a: np.ndarray, below: float, above: float) -> np.ndarray:
+    """``above`` where an element exceeds the median, else ``below``: two targets, both drawn."""
     w = _float_work(a).real
-    return _back((w > np.median(w) if w.size else w).astype(np.float64), a)
+    return _back(np.where(w > np.median(w), above, below) if w.size else w, a)
+
+
+def _binary(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
+    return _median_split(a, 0.0, 1.0)
 
 
 def _signs(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
-    w = _float_work(a).real
-    return _back(np.where(w > np.median(w), 1.0, -1.0) if w.size else w, a)
+    return _median_split(a, -1.0, 1.0)
 
 
 def _sorted(a: np.ndarray, ctx: dict[int, Any], arg: str | None) -> np.ndarray:
