@@ -4,8 +4,8 @@ worker's exit report.
 The pool's manager thread has no other timers: :meth:`Deadlines._next_timer` says how long its
 ``select`` may sleep, :meth:`Deadlines._check_timers` acts on what has come due. A worker's
 deadline is judged from its progress page (the running task's start time plus its limit); a
-timeout first asks the worker for a stack dump (SIGUSR1, faulthandler) and kills it
-``kill_grace`` seconds later.
+timeout first samples where the worker's native code runs (:mod:`sandbox.native`), asks it
+for a stack dump (SIGUSR1, faulthandler) and kills it ``kill_grace`` seconds later.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import signal
 import time
 from typing import Dict, Optional
 
+from . import native
 from .records import BUSY, Pending, WorkerRecord
 
 __all__ = ["Deadlines", "EXIT_WAIT"]
@@ -37,6 +38,7 @@ class Deadlines:
     _cancel_deadline: Optional[float]
     _help_at: Optional[float]
     kill_grace: float
+    locate_hangs: bool
 
     def _next_timer(self, now: float) -> Optional[float]:
         nearest = math.inf
@@ -93,6 +95,9 @@ class Deadlines:
         w.kill_tid = p.tid if p is not None else None
         w.kill_started_at = started_at
         w.next_check = None
+        if reason == "timeout" and self.locate_hangs and w.pid is not None:
+            # before the dump: its signal handler would be what the samples find
+            w.native = native.sample(w.pid)
         if reason == "timeout" and self.kill_grace > 0 and w.pid is not None:
             self._signal(w, signal.SIGUSR1)  # faulthandler dumps the stuck stack to stderr
             w.kill_at = time.monotonic() + self.kill_grace

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import TaskError
+from .native import NativeSpot
 
 _IDENT = r"[A-Za-z_][A-Za-z_0-9]*"
 _CALLABLE_REF = re.compile(rf"^{_IDENT}(\.{_IDENT})*:{_IDENT}(\.{_IDENT})*$")
@@ -326,6 +327,9 @@ class Outcome:
     die), and ``mark_s`` how long before its death it was set. ``cpu_s``: the CPU seconds (user
     and system) a task that killed its worker used before it died, where the pool could tell
     (a niced worker's hang takes wall seconds it mostly spends waiting for the CPU).
+    ``native``: for a timeout, the shared objects its main thread's program counter was in just
+    before the kill, the most sampled first (:mod:`sandbox.native`; empty where it could not be
+    read, or the pool was made with ``locate_hangs=False``).
     """
 
     status: Status
@@ -349,6 +353,7 @@ class Outcome:
     mark: Optional[int] = None
     mark_s: Optional[float] = None
     cpu_s: Optional[float] = None
+    native: Tuple[NativeSpot, ...] = ()
 
     @property
     def ok(self) -> bool:

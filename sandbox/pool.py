@@ -138,6 +138,8 @@ class SandboxPool(ZygoteClient, Deadlines):
         env: extra environment variables for the zygote and workers (e.g. ``KERAS_BACKEND``).
         startup_timeout: seconds the zygote may take to import the preload set.
         kill_grace: seconds between the faulthandler dump (SIGUSR1) and SIGKILL on a timeout.
+        locate_hangs: on a timeout, sample the worker's program counter first (ptrace, a few
+            milliseconds) and report the shared objects it ran in (``Outcome.native``).
         confine: workers confine themselves before their first task (Linux Landlock; see
             :mod:`sandbox.confine`): they read anywhere but write, create, remove or rename only
             beneath their own folder (also their ``TMPDIR``), ``writable``, ``/dev/shm`` and
@@ -181,6 +183,7 @@ class SandboxPool(ZygoteClient, Deadlines):
         env: Optional[Mapping[str, str]] = None,
         startup_timeout: float = 300.0,
         kill_grace: float = 0.1,
+        locate_hangs: bool = True,
         confine: bool = True,
         writable: Iterable[Any] = (),
         warmup: Sequence[str] = (),
@@ -252,6 +255,7 @@ class SandboxPool(ZygoteClient, Deadlines):
         self.file_size_limit = file_size_limit
         self.capture_limit = capture_limit
         self.kill_grace = float(kill_grace)
+        self.locate_hangs = bool(locate_hangs)
         self._env = dict(env or {})
         self._startup_timeout = float(startup_timeout)
         self.confine = confine
@@ -938,7 +942,7 @@ class SandboxPool(ZygoteClient, Deadlines):
             outcome = Outcome(
                 status=Status.TIMEOUT, error_message=f"killed after {p.timeout:g} s", stdout_tail=stdout,
                 stderr_tail=stderr, duration_s=time.monotonic() - w.kill_started_at, max_rss_bytes=rss,
-                worker_pid=w.pid, task=p.task,
+                worker_pid=w.pid, task=p.task, native=w.native,
             )
             # the worker lives on until the kill: its CPU from /proc
             outcome.cpu_s = _task_cpu(w, cpu_seconds(w.pid) if w.pid is not None else None)
@@ -1055,6 +1059,7 @@ class SandboxPool(ZygoteClient, Deadlines):
                 outcome.cpu_s = _task_cpu(w, cpu_s)
             if status == Status.TIMEOUT:
                 outcome.error_message = f"killed after {culprit.timeout:g} s"
+                outcome.native = w.native
             elif wait_status is None and status == Status.CRASHED:
                 outcome.error_message = "the worker vanished (its exit status is unknown)"
             self.stats["deaths"] += 1

@@ -63,7 +63,7 @@ class WorkerRecord:
         "wid", "sock", "reader", "workdir", "progress", "pid", "pidfd", "state", "inflight", "frames",
         "reported", "dispatched", "next_check", "data_limit", "mode", "kill_reason", "kill_tid",
         "kill_started_at", "kill_at", "dead_at", "retire_after", "registered", "exit_deadline", "oom_kills",
-        "greeted", "requested_at", "anon_base", "memory_check_at",
+        "greeted", "requested_at", "anon_base", "memory_check_at", "native",
     )
 
     def __init__(self, wid: int, sock: socket.socket, workdir: str, progress: ProgressPage) -> None:
@@ -95,6 +95,7 @@ class WorkerRecord:
         self.requested_at = time.monotonic()  # asked of the zygote (fork-to-ready is measured from here)
         self.anon_base: Optional[int] = None  # its anonymous resident bytes when it said hello
         self.memory_check_at = 0.0  # when its memory may be read again (recycle_memory)
+        self.native: tuple = ()  # where its main thread ran when a timeout's kill began (sandbox.native)
 
     def running(self) -> Tuple[int, float]:
         """(index in ``inflight`` of the task running now, or -1; its start time)."""

@@ -1,0 +1,230 @@
+"""Where a hung worker spins in native code (Linux, x86-64 and AArch64).
+
+A timeout's faulthandler dump shows the Python frames only: the innermost one is the library
+the task called, even when the loop runs in a shared object that library merely links (a LAPACK
+routine, another package's random sampler). Before the kill, the pool samples the main
+thread's program counter a few times (``PTRACE_SEIZE`` and ``PTRACE_INTERRUPT``: the worker
+sees no signal) and maps each to the shared object and file offset that hold it.
+:func:`describe` turns those samples into the object, the Python package that ships it and the
+ELF symbol around the hottest offset.
+
+Everything here degrades to "nothing known": a platform without ptrace, a process that is gone,
+a kernel that refuses the attach.
+"""
+from __future__ import annotations
+
+import collections
+import ctypes
+import ctypes.util
+import os
+import platform
+import struct
+import time
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+__all__ = ["NativeSpot", "NativePlace", "sample", "describe", "package_of", "symbol_at"]
+
+_PTRACE_GETREGSET = 0x4204
+_PTRACE_SEIZE = 0x4206
+_PTRACE_INTERRUPT = 0x4207
+_PTRACE_DETACH = 17
+_NT_PRSTATUS = 1
+_WALL = 0x40000000
+# (registers in the NT_PRSTATUS set, index of the program counter): user_regs_struct's rip on
+# x86-64, user_pt_regs' pc on AArch64
+_PC_SLOT = {"x86_64": (27, 16), "aarch64": (34, 32)}
+
+
+@dataclass(frozen=True)
+class NativeSpot:
+    """``hits`` of the samples fell in ``path`` (a mapped file, or ``[anon]``), the hottest at
+    file offset ``offset``."""
+    path: str
+    offset: int
+    hits: int
+
+
+@dataclass(frozen=True)
+class NativePlace:
+    """Where a hang spins, for a report: the shared ``path``, the Python ``package`` that ships
+    it (None: a system library), the ELF ``symbol`` around the hottest offset (None: stripped or
+    unknown), and the ``share`` of samples in the package's objects (in ``path`` for a system
+    library)."""
+    path: str
+    package: Optional[str]
+    symbol: Optional[str]
+    share: float
+
+    def text(self) -> str:
+        name = os.path.basename(self.path)
+        where = f"{name} ({self.symbol})" if self.symbol else name
+        owner = f"native code of {self.package}" if self.package else "native code"
+        return f"{owner}: {where}, {self.share:.0%} of samples"
+
+
+class _IoVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+_libc: Optional[ctypes.CDLL] = None
+
+
+def _ptrace_fn():
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        _libc.ptrace.restype = ctypes.c_long
+        _libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+    return _libc.ptrace
+
+
+def _wait_stop(pid: int, limit_s: float) -> bool:
+    end = time.monotonic() + limit_s
+    while True:
+        try:
+            got, _ = os.waitpid(pid, os.WNOHANG | _WALL)
+        except ChildProcessError:
+            return False
+        if got == pid:
+            return True
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.0005)
+
+
+def _program_counter(pid: int) -> Optional[int]:
+    """One sample of ``pid``'s program counter: seize, interrupt, read, detach."""
+    slot = _PC_SLOT.get(platform.machine())
+    if slot is None:
+        return None
+    ptrace = _ptrace_fn()
+    if ptrace(_PTRACE_SEIZE, pid, None, None) != 0:
+        return None
+    try:
+        if ptrace(_PTRACE_INTERRUPT, pid, None, None) != 0 or not _wait_stop(pid, 0.05):
+            return None
+        regs = (ctypes.c_ulonglong * slot[0])()
+        iov = _IoVec(ctypes.cast(regs, ctypes.c_void_p), ctypes.sizeof(regs))
+        if ptrace(_PTRACE_GETREGSET, pid, ctypes.c_void_p(_NT_PRSTATUS), ctypes.byref(iov)) != 0:
+            return None
+        return int(regs[slot[1]])
+    finally:
+        ptrace(_PTRACE_DETACH, pid, None, None)
+
+
+def _mappings(pid: int) -> List[Tuple[int, int, int, str]]:
+    rows = []
+    try:
+        with open(f"/proc/{pid}/maps") as fh:
+            for line in fh:
+                parts = line.split(None, 5)
+                if len(parts) < 5 or "x" not in parts[1]:
+                    continue
+                lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                rows.append((lo, hi, int(parts[2], 16), parts[5].strip() if len(parts) > 5 else "[anon]"))
+    except OSError:
+        return []
+    return rows
+
+
+def sample(pid: int, samples: int = 8, gap_s: float = 0.002) -> Tuple[NativeSpot, ...]:
+    """Sample ``pid``'s program counter ``samples`` times and group the samples by the mapped
+    file that holds them, the most hit first (empty when nothing could be read)."""
+    pcs = []
+    for i in range(samples):
+        pc = _program_counter(pid)
+        if pc is not None:
+            pcs.append(pc)
+        if i + 1 < samples:
+            time.sleep(gap_s)
+    if not pcs:
+        return ()
+    maps = _mappings(pid)
+    by_path: Dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for pc in pcs:
+        row = next((r for r in maps if r[0] <= pc < r[1]), None)
+        if row is not None:
+            by_path[row[3]][pc - row[0] + row[2]] += 1
+    spots = [NativeSpot(path, offsets.most_common(1)[0][0], sum(offsets.values()))
+             for path, offsets in by_path.items()]
+    return tuple(sorted(spots, key=lambda s: -s.hits))
+
+
+def package_of(path: str) -> Optional[str]:
+    """The top-level Python package that ships the shared object at ``path``: the first folder
+    under ``site-packages`` (``scipy.libs``, a wheel's vendored libraries, counts as ``scipy``);
+    None outside an installed package."""
+    parts = path.replace("\\", "/").split("/")
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts:
+            i = len(parts) - 1 - parts[::-1].index(marker)
+            if i + 1 < len(parts) - 1:  # a folder under it, then the file
+                top = parts[i + 1]
+                return top[:-len(".libs")] if top.endswith(".libs") else top
+    return None
+
+
+def describe(spots: Sequence[NativeSpot]) -> Optional[NativePlace]:
+    """The place a report names: the most sampled object that an installed package ships (the
+    C library or libm under it are where a package's loop spends its time, not its cause), else
+    the most sampled object of any kind."""
+    if not spots:
+        return None
+    total = sum(s.hits for s in spots)
+    packaged = [s for s in spots if package_of(s.path)]
+    best = packaged[0] if packaged else spots[0]
+    package = package_of(best.path)
+    hits = sum(s.hits for s in spots if package_of(s.path) == package) if package else best.hits
+    return NativePlace(best.path, package, symbol_at(best.path, best.offset), hits / total)
+
+
+def symbol_at(path: str, offset: int) -> Optional[str]:
+    """The function symbol of the ELF file at ``path`` whose extent holds file offset
+    ``offset`` (its static symbol table, else its dynamic one); None when there is none."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(64)
+            if data[:4] != b"\x7fELF" or data[4] != 2:  # 64-bit ELF only
+                return None
+            end = "<" if data[5] == 1 else ">"
+            (phoff, shoff) = struct.unpack_from(end + "QQ", data, 32)
+            (phentsize, phnum, shentsize, shnum) = struct.unpack_from(end + "HHHH", data, 54)
+            vaddr = _vaddr_of(fh, end, phoff, phentsize, phnum, offset)
+            if vaddr is None:
+                return None
+            fh.seek(shoff)
+            sections = [struct.unpack_from(end + "IIQQQQIIQQ", fh.read(shentsize)) for _ in range(shnum)]
+            for wanted in (2, 11):  # SHT_SYMTAB, then SHT_DYNSYM
+                for sh in sections:
+                    if sh[1] == wanted and sh[6] < len(sections):
+                        name = _symbol_in(fh, end, sh, sections[sh[6]], vaddr)
+                        if name:
+                            return name
+    except (OSError, struct.error, ValueError, IndexError):
+        return None
+    return None
+
+
+def _vaddr_of(fh, end: str, phoff: int, phentsize: int, phnum: int, offset: int) -> Optional[int]:
+    fh.seek(phoff)
+    for _ in range(phnum):
+        p_type, _flags, p_offset, p_vaddr, _paddr, p_filesz = struct.unpack_from(end + "IIQQQQ", fh.read(phentsize))
+        if p_type == 1 and p_offset <= offset < p_offset + p_filesz:  # PT_LOAD
+            return offset - p_offset + p_vaddr
+    return None
+
+
+def _symbol_in(fh, end: str, sh: tuple, strtab: tuple, vaddr: int) -> Optional[str]:
+    fh.seek(sh[4])
+    table = fh.read(sh[5])
+    found = None
+    for name_at, info, _other, _shndx, value, size in struct.iter_unpack(end + "IBBHQQ", table[:len(table) // 24 * 24]):
+        if info & 0xF == 2 and value <= vaddr < value + max(size, 1):  # STT_FUNC
+            found = name_at
+            break
+    if found is None:
+        return None
+    fh.seek(strtab[4] + found)
+    raw = fh.read(256)
+    return raw.split(b"\0", 1)[0].decode("ascii", "replace") or None
