@@ -89,6 +89,42 @@ def test_a_crash_reproducer_leaves_out_the_other_members_that_died(tmp_path, mon
     assert seen["members"] == [0, 2] and seen["outlier"] == 2 and seen["kw"]["crash_status"] == "timeout"
 
 
+def test_a_hang_in_another_package_s_native_code_says_so(tmp_path, monkeypatch):
+    # jnp.linalg.lstsq spinning in the LAPACK of scipy's OpenBLAS: the finding names the loop's
+    # package and function; a hang in the library's own objects is not said to be elsewhere
+    from sandbox.native import NativeSpot
+    from xamt.triage.pipeline import Candidate
+
+    jax = NS(owns=lambda module: module in ("jax", "jaxlib"))
+    t = triage(tmp_path, adapters={"jax": jax})
+    seen = {}
+    monkeypatch.setattr(t, "_finish", lambda cand, cid, cls, outlier, values, members, results, summary, **kw:
+                        seen.update(summary=summary))
+    monkeypatch.setattr("xamt.triage.pipeline.native.symbol_at", lambda path, offset: "scipy_sbdsqr_")
+
+    def hang(spots):
+        return NS(status="timeout", ok=False, outcome=NS(confirmed=True, signal=9, signal_name="SIGKILL",
+                                                         exit_code=None, stderr_tail="", native=spots))
+
+    member = NS(library="jax", qualname="jax.numpy.linalg.lstsq")
+    lapack = (NativeSpot("/v/site-packages/scipy.libs/libscipy_openblas.so", 64, 7),
+              NativeSpot("/usr/lib/libc.so.6", 8, 1))
+    t._crash(Candidate(group=NS(members=[member]), input=None, values={}, members=[0],
+                       results=[hang(lapack)], kind="crash", member=0), 1)
+    assert seen["summary"]["native"] == {"object": "libscipy_openblas.so", "package": "scipy",
+                                         "symbol": "scipy_sbdsqr_", "share": 0.88, "outside": True}
+    assert seen["summary"]["why"] == ("timeout: the loop runs in scipy's native code (libscipy_openblas.so, "
+                                      "in scipy_sbdsqr_), which jax.numpy.linalg.lstsq calls")
+    own = (NativeSpot("/v/site-packages/jaxlib/xla_extension.so", 64, 3),)
+    t._crash(Candidate(group=NS(members=[member]), input=None, values={}, members=[0],
+                       results=[hang(own)], kind="crash", member=0), 1)
+    assert not seen["summary"]["native"]["outside"] and "which" not in seen["summary"]["why"]
+    # nothing sampled: the finding keeps the plain reason
+    t._crash(Candidate(group=NS(members=[member]), input=None, values={}, members=[0],
+                       results=[hang(())], kind="crash", member=0, why="timeout"), 1)
+    assert "native" not in seen["summary"] and seen["summary"]["why"] == "timeout"
+
+
 def test_a_returning_suspect_is_contrasted_with_a_member_that_refuses(tmp_path, monkeypatch):
     # scipy.fft.hfft returns where numpy and torch refuse (n=0): the finding names scipy and
     # reproduces with a refusing member as the reference

@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from sandbox import native
 from sandbox.errors import PoolClosedError
 
 from xamt import literal, repro
@@ -600,11 +601,38 @@ class Triage:
                    "exit_code": getattr(outcome, "exit_code", None),
                    "stderr_tail": (getattr(outcome, "stderr_tail", "") or "")[-3000:],
                    "confirmed": getattr(outcome, "confirmed", None)}
+        spots = getattr(outcome, "native", ()) or ()
+        if res.status == "timeout" and spots:
+            summary.update(self._hang_place(group.members[suspect], spots))
         sig = getattr(outcome, "signal", None)
         crash_signal = 0 if res.status == "timeout" else (sig if res.status == "crashed" else None)
         return self._finish(cand, campaign_id, FindingClass.CRASH, suspect, cand.values, members,
                             results, summary, expect="crash", crash_signal=crash_signal,
                             crash_status=res.status)
+
+    def _hang_place(self, member: Any, spots: Sequence[Any]) -> dict[str, Any]:
+        """What a hang's native samples (:mod:`sandbox.native`) say: the shared object, the
+        package that ships it and the function it spun in. The faulthandler dump names only
+        the API that was called; when the loop runs in another package's code (a LAPACK routine
+        in scipy's OpenBLAS that jaxlib calls, numpy's legacy sampler under scipy.stats), the
+        finding says so, for the blame."""
+        place = native.describe(spots)
+        if place is None:
+            return {}
+        info: dict[str, Any] = {"object": Path(place.path).name, "package": place.package,
+                                "symbol": place.symbol, "share": round(place.share, 2)}
+        adapter = self.adapters.get(member.library)
+        # a package the API's own library does not own: the loop is the callee's
+        info["outside"] = bool(place.package and adapter is not None and not adapter.owns(place.package))
+        where = f"{info['object']}" + (f", in {place.symbol}" if place.symbol else "")
+        if info["outside"]:
+            why = (f"timeout: the loop runs in {place.package}'s native code ({where}), which "
+                   f"{member.qualname} calls")
+        elif place.package:
+            why = f"timeout: the loop runs in {place.package}'s native code ({where})"
+        else:
+            why = f"timeout: the loop runs in {where}"
+        return {"why": why, "native": info}
 
     # -- filing ----------------------------------------------------------------------------------
     def _finish(self, cand: Candidate, campaign_id: int, cls_name: FindingClass, outlier: int,
