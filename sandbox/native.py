@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
-__all__ = ["NativeSpot", "NativePlace", "sample", "describe", "package_of", "symbol_at"]
+__all__ = ["ANONYMOUS", "NativeSpot", "NativePlace", "sample", "describe", "package_of", "symbol_at"]
 
 _PTRACE_GETREGSET = 0x4204
 _PTRACE_SEIZE = 0x4206
@@ -34,12 +34,14 @@ _WALL = 0x40000000
 # (registers in the NT_PRSTATUS set, index of the program counter): user_regs_struct's rip on
 # x86-64, user_pt_regs' pc on AArch64
 _PC_SLOT = {"x86_64": (27, 16), "aarch64": (34, 32)}
+#: the path of executable memory that maps no file: code a JIT compiler (XLA, LLVM) made
+ANONYMOUS = "[anon]"
 
 
 @dataclass(frozen=True)
 class NativeSpot:
-    """``hits`` of the samples fell in ``path`` (a mapped file, or ``[anon]``), the hottest at
-    file offset ``offset``."""
+    """``hits`` of the samples fell in ``path`` (a mapped file, or :data:`ANONYMOUS`), the
+    hottest at file offset ``offset``."""
     path: str
     offset: int
     hits: int
@@ -57,6 +59,8 @@ class NativePlace:
     share: float
 
     def text(self) -> str:
+        if self.path == ANONYMOUS:
+            return f"code generated at run time (anonymous memory), {self.share:.0%} of samples"
         name = os.path.basename(self.path)
         where = f"{name} ({self.symbol})" if self.symbol else name
         owner = f"native code of {self.package}" if self.package else "native code"
@@ -122,18 +126,42 @@ def _mappings(pid: int) -> List[Tuple[int, int, int, str]]:
                 if len(parts) < 5 or "x" not in parts[1]:
                     continue
                 lo, hi = (int(x, 16) for x in parts[0].split("-"))
-                rows.append((lo, hi, int(parts[2], 16), parts[5].strip() if len(parts) > 5 else "[anon]"))
+                rows.append((lo, hi, int(parts[2], 16), parts[5].strip() if len(parts) > 5 else ANONYMOUS))
     except OSError:
         return []
     return rows
 
 
+def _busiest_thread(pid: int) -> int:
+    """The thread of ``pid`` that is running and has used the most CPU: a main thread blocked
+    in a futex while a pool thread (XLA's, OpenMP's) does the work would show only the wait.
+    ``pid`` itself when no thread is running (a sleep, a deadlock) or nothing can be read."""
+    best, best_cpu = pid, -1
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return pid
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as fh:
+                stat = fh.read()
+            fields = stat[stat.rindex(b")") + 2:].split()
+            cpu = int(fields[11]) + int(fields[12])
+        except (OSError, ValueError, IndexError):
+            continue
+        if fields[0] == b"R" and cpu > best_cpu:
+            best, best_cpu = int(tid), cpu
+    return best
+
+
 def sample(pid: int, samples: int = 8, gap_s: float = 0.002) -> Tuple[NativeSpot, ...]:
-    """Sample ``pid``'s program counter ``samples`` times and group the samples by the mapped
-    file that holds them, the most hit first (empty when nothing could be read)."""
+    """Sample the program counter of ``pid``'s busiest thread (:func:`_busiest_thread`)
+    ``samples`` times and group the samples by the mapped file that holds them, the most hit
+    first (empty when nothing could be read)."""
     pcs = []
+    tid = _busiest_thread(pid)
     for i in range(samples):
-        pc = _program_counter(pid)
+        pc = _program_counter(tid)
         if pc is not None:
             pcs.append(pc)
         if i + 1 < samples:
@@ -166,13 +194,13 @@ def package_of(path: str) -> Optional[str]:
 
 
 def describe(spots: Sequence[NativeSpot]) -> Optional[NativePlace]:
-    """The place a report names: the most sampled object that an installed package ships (the
-    C library or libm under it are where a package's loop spends its time, not its cause), else
-    the most sampled object of any kind."""
+    """The place a report names: the most sampled object that an installed package ships, or
+    code generated at run time (:data:`ANONYMOUS`; the C library or libm under them are where a
+    package's loop spends its time, not its cause), else the most sampled object of any kind."""
     if not spots:
         return None
     total = sum(s.hits for s in spots)
-    packaged = [s for s in spots if package_of(s.path)]
+    packaged = [s for s in spots if package_of(s.path) or s.path == ANONYMOUS]
     best = packaged[0] if packaged else spots[0]
     package = package_of(best.path)
     hits = sum(s.hits for s in spots if package_of(s.path) == package) if package else best.hits
@@ -226,5 +254,28 @@ def _symbol_in(fh, end: str, sh: tuple, strtab: tuple, vaddr: int) -> Optional[s
     if found is None:
         return None
     fh.seek(strtab[4] + found)
-    raw = fh.read(256)
-    return raw.split(b"\0", 1)[0].decode("ascii", "replace") or None
+    raw = fh.read(4096).split(b"\0", 1)[0]
+    return _demangled(raw) or None
+
+
+_SYMBOL_CHARS = 160  # a templated C++ name runs to kilobytes: its head says what it is
+
+
+def _demangled(raw: bytes) -> str:
+    """A C++ symbol as source code spells it (libstdc++'s ``__cxa_demangle``, where the C++
+    runtime can be loaded), cut to :data:`_SYMBOL_CHARS`; any other symbol as it is."""
+    name = raw.decode("ascii", "replace")
+    if name.startswith("_Z"):
+        try:
+            cxx = ctypes.CDLL(ctypes.util.find_library("stdc++") or "libstdc++.so.6")
+            cxx.__cxa_demangle.restype = ctypes.c_void_p
+            cxx.__cxa_demangle.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p,
+                                           ctypes.POINTER(ctypes.c_int)]
+            status = ctypes.c_int(-1)
+            out = cxx.__cxa_demangle(raw, None, None, ctypes.byref(status))
+            if out and status.value == 0:
+                name = ctypes.string_at(out).decode("ascii", "replace")
+                ctypes.CDLL(None).free(ctypes.c_void_p(out))
+        except (OSError, AttributeError):
+            pass
+    return name if len(name) <= _SYMBOL_CHARS else name[:_SYMBOL_CHARS - 1] + "…"

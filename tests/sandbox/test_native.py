@@ -69,6 +69,44 @@ def test_describe_prefers_a_packaged_object_and_counts_its_package():
     assert native.describe(spots[:1]).package is None and native.describe(()) is None
 
 
+def test_code_generated_at_run_time_is_named_before_the_package_that_runs_it():
+    # XLA's executor calling a compiled program that loops: the program is the loop
+    spots = (native.NativeSpot(native.ANONYMOUS, 355, 5),
+             native.NativeSpot("/v/site-packages/jaxlib/libjax_common.so", 9, 2),
+             native.NativeSpot("/usr/lib/libc.so.6", 0, 1))
+    place = native.describe(spots)
+    assert place.path == native.ANONYMOUS and place.package is None and place.share == 5 / 8
+    assert place.text().startswith("code generated at run time")
+
+
+def test_cxx_symbols_are_demangled_and_cut():
+    assert native._demangled(b"_ZN3xsf7specfun4segvIfEENS0_6StatusEiiT_iPS3_S4_") == (
+        "xsf::specfun::Status xsf::specfun::segv<float>(int, int, float, int, float*, float*)")
+    assert native._demangled(b"cumtnc") == "cumtnc"
+    assert native._demangled(b"_Z" + b"N3foo" * 200).startswith("_ZN3foo")  # not a valid name: as it is
+    assert len(native._demangled(b"x" * 1000)) == native._SYMBOL_CHARS
+
+
+def test_the_thread_sampled_is_the_one_that_runs():
+    """A main thread waiting on a worker thread that spins (XLA's and OpenMP's pools work so):
+    the sampled thread is the spinning one, not the main thread blocked in a futex."""
+    if not _ptrace_allowed():
+        pytest.skip("this machine does not allow ptrace")
+    import subprocess
+    import time
+    child = subprocess.Popen([sys.executable, "-c", (
+        "import threading\n"
+        "def spin():\n"
+        "    while True: pass\n"
+        "t = threading.Thread(target=spin); t.start(); t.join()")])
+    try:
+        time.sleep(0.5)
+        assert native._busiest_thread(child.pid) != child.pid
+    finally:
+        child.kill()
+        child.wait()
+
+
 def test_sample_of_a_gone_process_is_empty():
     import subprocess
     child = subprocess.Popen([sys.executable, "-c", "pass"])

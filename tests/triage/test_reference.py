@@ -119,6 +119,10 @@ def test_a_hang_in_another_package_s_native_code_says_so(tmp_path, monkeypatch):
     t._crash(Candidate(group=NS(members=[member]), input=None, values={}, members=[0],
                        results=[hang(own)], kind="crash", member=0), 1)
     assert not seen["summary"]["native"]["outside"] and "which" not in seen["summary"]["why"]
+    jit = (NativeSpot("[anon]", 64, 3),)
+    t._crash(Candidate(group=NS(members=[member]), input=None, values={}, members=[0],
+                       results=[hang(jit)], kind="crash", member=0), 1)
+    assert seen["summary"]["why"].startswith("timeout: the loop runs in code compiled at run time")
     # nothing sampled: the finding keeps the plain reason
     t._crash(Candidate(group=NS(members=[member]), input=None, values={}, members=[0],
                        results=[hang(())], kind="crash", member=0, why="timeout"), 1)

@@ -625,7 +625,9 @@ class Triage:
         # a package the API's own library does not own: the loop is the callee's
         info["outside"] = bool(place.package and adapter is not None and not adapter.owns(place.package))
         where = f"{info['object']}" + (f", in {place.symbol}" if place.symbol else "")
-        if info["outside"]:
+        if place.path == native.ANONYMOUS:
+            why = "timeout: the loop runs in code compiled at run time (no shared object holds it)"
+        elif info["outside"]:
             why = (f"timeout: the loop runs in {place.package}'s native code ({where}), which "
                    f"{member.qualname} calls")
         elif place.package:
