@@ -336,3 +336,35 @@ def test_a_refusal_in_an_inferred_relation_at_a_rank_beyond_its_seed_is_outside_
     assert p.match(FindingClass.STATUS, library="scipy", computation="float32", trigger="ordinary",
                    group=NS(category="nn", canonical="convolve1d", relation="cross_library"),
                    beyond_seed=True) is None
+
+
+def test_ill_conditioned_reads_the_first_matrix_against_the_computation_dtype():
+    from xamt.triage.policy import ill_conditioned
+
+    singular = np.zeros((1, 1), np.float32)
+    assert ill_conditioned({0: singular, 1: np.ones((1, 1), np.float32)}, "float32")
+    # the first matrix decides: a full-rank A with a singular b is not the case documented
+    assert not ill_conditioned({0: np.eye(2, dtype=np.float32), 1: np.zeros((2, 2), np.float32)}, "float32")
+    # cond 1e5 is past 1/sqrt(eps) of float32 (2896) and well inside float64's (6.7e7)
+    scaled = np.diag([1.0, 1e-5]).astype(np.float32)
+    assert ill_conditioned({0: scaled}, "float32") and not ill_conditioned({0: scaled.astype(np.float64)}, "float64")
+    # a stack of matrices: one singular slice is enough
+    assert ill_conditioned({0: np.stack([np.eye(2), np.ones((2, 2))])}, None)
+    # non-finite, vectors only, empty or too large: nothing to say
+    assert not ill_conditioned({0: np.array([[np.inf, 0.0], [0.0, 1.0]])}, "float64")
+    assert not ill_conditioned({0: np.zeros(3), 1: 2.0}, "float64")
+    assert not ill_conditioned({0: np.zeros((0, 3))}, "float64")
+    assert not ill_conditioned({0: np.zeros((300, 300))}, "float64")
+
+
+def test_tensorflow_lstsq_on_an_ill_conditioned_matrix_is_its_documented_fast_path():
+    p = load_policies()
+    lstsq = NS(category="linalg", canonical="lstsq", relation="cross_library")
+    pol = p.match(FindingClass.NAN, library="tensorflow", computation="float32", trigger="zero", group=lstsq,
+                  ill_conditioned=True)
+    assert pol is not None and pol.name == "normal equations on an ill-conditioned matrix"
+    # a well-conditioned matrix, or another library, stays a bug
+    assert p.match(FindingClass.NAN, library="tensorflow", computation="float32", trigger="zero", group=lstsq,
+                   ill_conditioned=False) is None
+    assert p.match(FindingClass.NAN, library="torch", computation="float32", trigger="zero", group=lstsq,
+                   ill_conditioned=True) is None

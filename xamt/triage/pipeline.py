@@ -43,7 +43,7 @@ from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_si
                                cause_cluster, Lineage, load_lineage, RULE_CLASSES)
 from xamt.triage.policy import (Policies, at_edge, computation_dtype, load_policies, narrowed, requested_dtypes,
                                 undefined_everywhere, widths_elsewhere, beyond_seed, near_subnormal,
-                                overflows_toward, own_check_of)
+                                overflows_toward, own_check_of, ill_conditioned)
 from xamt.triage.domain import Domain, broken_domain, load_domains, wholly_outside
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
@@ -681,7 +681,8 @@ class Triage:
             undefined=cls_name == FindingClass.STATUS and undefined_everywhere(others),
             rule=cand.signature if cand.kind in (SignalKind.STATUS, "status") else "",
             scalar=any(a.ndim == 0 for a in numeric_arrays(values)), beyond_seed=beyond_seed(group, values),
-            tiny=tiny, own_float64=own_float64, own_check=own_check)
+            tiny=tiny, own_float64=own_float64, own_check=own_check,
+            ill_conditioned=ill_conditioned(values, computation))
         if policy is not None:
             summary = {**summary, "policy": {"name": policy.name, "reason": policy.reason,
                                              "class": cls_name.value}}

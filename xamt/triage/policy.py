@@ -24,7 +24,7 @@ from xamt.triage.dedup import TRIGGERS
 
 __all__ = ["Policy", "Policies", "load_policies", "computation_dtype", "narrowed", "requested_dtypes", "at_edge",
            "EDGE_FACTOR", "undefined_everywhere", "widths_elsewhere", "beyond_seed", "near_subnormal",
-           "overflows_toward", "own_check_of"]
+           "overflows_toward", "own_check_of", "ill_conditioned"]
 
 #: float dtypes from the lowest precision up: the computation ran in the first one present
 _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "complex64",
@@ -32,7 +32,7 @@ _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "co
 #: the policy fields whose value the evidence's must be among, and the true/false ones
 _LISTS = ("libraries", "computation", "triggers", "categories", "canonical", "relations")
 _FLAGS = ("narrowed", "edge", "precondition", "shared", "undefined", "scalar", "beyond_seed", "tiny",
-          "own_float64", "own_check")
+          "own_float64", "own_check", "ill_conditioned")
 #: a list field's evidence key: the policy names the set, the evidence one value
 _EVIDENCE = {"libraries": "library", "triggers": "trigger", "categories": "category", "relations": "relation"}
 _KEYS = {"name", "classes", "reason", "rule", *_LISTS, *_FLAGS}
@@ -40,6 +40,8 @@ _KEYS = {"name", "classes", "reason", "rule", *_LISTS, *_FLAGS}
 #: where a sum of a few hundred elements, or one step of a recurrence, overflows
 EDGE_FACTOR = 2.0 ** 10
 _BFLOAT16_MAX = 3.3895313892515355e38
+#: the largest input :func:`ill_conditioned` takes singular values of
+_SVD_LIMIT = 1 << 16
 
 
 def computation_dtype(dtypes: Iterable[np.dtype | str]) -> str | None:
@@ -97,6 +99,9 @@ class Policy:
     #: True: only where the outlier's refusal came from a ``raise`` statement in the body of the
     #: API's own function (:func:`xamt.exec.member.raised_at`): a check it makes on purpose
     own_check: bool | None = None
+    #: True: only where the first matrix input is numerically rank-deficient or has a condition
+    #: number of at least 1/sqrt(eps) of the computation dtype (:func:`ill_conditioned`)
+    ill_conditioned: bool | None = None
 
     def matches(self, finding_class: FindingClass, evidence: Mapping[str, Any]) -> bool:
         """Whether a finding of ``finding_class`` with this ``evidence`` falls under the policy:
@@ -253,6 +258,30 @@ def near_subnormal(values: Iterable[Any]) -> bool:
         if ((x > 0) & (x < float(info.tiny) * 2.0 ** (info.nmant + 1))).any():
             return True
     return False
+
+
+def ill_conditioned(values: Mapping[int, Any], computation: str | None) -> bool:
+    """Whether the first input array of ``values`` (by slot) with two or more dimensions, a
+    matrix or a stack of them, is numerically rank-deficient or has a 2-norm condition number
+    of at least ``1/sqrt(eps)`` of the ``computation`` dtype (float64 where none): where
+    solvers that form the normal equations (``A^T A``, whose condition number is the square of
+    A's) document that they lose the solution. False for a matrix holding NaN or inf (the
+    non-finite policies speak for those), where there is no such array, and past
+    :data:`_SVD_LIMIT` elements (every candidate asks; a minimised input is small)."""
+    first = next((a for k in sorted(values) for a in (values[k] if isinstance(values[k], list) else [values[k]])
+                  if isinstance(a, np.ndarray) and a.ndim >= 2 and a.dtype.kind in "fciu"), None)
+    if first is None or first.size == 0 or first.size > _SVD_LIMIT:
+        return False
+    m = first.astype(np.complex128 if first.dtype.kind == "c" else np.float64)
+    if not np.isfinite(m).all():
+        return False
+    try:
+        info = np.finfo(computation or np.float64)
+    except (TypeError, ValueError):
+        info = np.finfo(np.float64)
+    s = np.linalg.svd(m, compute_uv=False)
+    largest, smallest = s.max(axis=-1), s.min(axis=-1)
+    return bool(((largest == 0) | (smallest <= largest * np.sqrt(float(info.eps)))).any())
 
 
 def own_check_of(member: Any, raised_at: str | None) -> bool:
