@@ -2,9 +2,10 @@
 
 A timeout's faulthandler dump shows the Python frames only: the innermost one is the library
 the task called, even when the loop runs in a shared object that library merely links (a LAPACK
-routine, another package's random sampler). Before the kill, the pool samples the main
-thread's program counter a few times (``PTRACE_SEIZE`` and ``PTRACE_INTERRUPT``: the worker
-sees no signal) and maps each to the shared object and file offset that hold it.
+routine, another package's random sampler). Before the kill, the pool samples the program
+counter of the worker's busiest thread a few times (``PTRACE_SEIZE`` and ``PTRACE_INTERRUPT``:
+the worker sees no signal) and maps each to the shared object and file offset that hold it.
+Only before a kill: a sample whose stop never came leaves the thread traced until it dies.
 :func:`describe` turns those samples into the object, the Python package that ships it and the
 ELF symbol around the hottest offset.
 
@@ -18,12 +19,14 @@ import ctypes
 import ctypes.util
 import os
 import platform
+import re
 import struct
 import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
-__all__ = ["ANONYMOUS", "NativeSpot", "NativePlace", "sample", "describe", "package_of", "symbol_at"]
+__all__ = ["ANONYMOUS", "INTERPRETED_SHARE", "NativeSpot", "NativePlace", "sample", "describe", "package_of",
+           "symbol_at", "innermost_frames"]
 
 _PTRACE_GETREGSET = 0x4204
 _PTRACE_SEIZE = 0x4206
@@ -36,15 +39,20 @@ _WALL = 0x40000000
 _PC_SLOT = {"x86_64": (27, 16), "aarch64": (34, 32)}
 #: the path of executable memory that maps no file: code a JIT compiler (XLA, LLVM) made
 ANONYMOUS = "[anon]"
+#: the share of samples in the interpreter from which a loop counts as Python code: a loop in a
+#: C extension never enters it, a Python loop calling numpy spent a quarter to two thirds there
+INTERPRETED_SHARE = 0.15
 
 
 @dataclass(frozen=True)
 class NativeSpot:
     """``hits`` of the samples fell in ``path`` (a mapped file, or :data:`ANONYMOUS`), the
-    hottest at file offset ``offset``."""
+    hottest at file offset ``offset``; ``interpreter``: the file is the Python interpreter's
+    own (its executable or ``libpython``)."""
     path: str
     offset: int
     hits: int
+    interpreter: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,13 +60,28 @@ class NativePlace:
     """Where a hang spins, for a report: the shared ``path``, the Python ``package`` that ships
     it (None: a system library), the ELF ``symbol`` around the hottest offset (None: stripped or
     unknown), and the ``share`` of samples in the package's objects (in ``path`` for a system
-    library)."""
+    library). ``interpreted``: a good part of the samples (:data:`INTERPRETED_SHARE`) ran the
+    Python interpreter itself: the loop is Python code (its innermost frame says where), and
+    ``path`` is only what that code calls most."""
     path: str
     package: Optional[str]
     symbol: Optional[str]
     share: float
+    interpreted: bool = False
+
+    @property
+    def only_python(self) -> bool:
+        """Whether nothing but the interpreter was sampled: no native code to name."""
+        return self.interpreted and self.package is None and self.symbol is None and self.path != ANONYMOUS
 
     def text(self) -> str:
+        if self.only_python:
+            return "Python code"
+        if self.interpreted:
+            return f"Python code, calling {self._native()}"
+        return self._native()
+
+    def _native(self) -> str:
         if self.path == ANONYMOUS:
             return f"code generated at run time (anonymous memory), {self.share:.0%} of samples"
         name = os.path.basename(self.path)
@@ -154,7 +177,7 @@ def _busiest_thread(pid: int) -> int:
     return best
 
 
-def sample(pid: int, samples: int = 8, gap_s: float = 0.002) -> Tuple[NativeSpot, ...]:
+def sample(pid: int, samples: int = 16, gap_s: float = 0.002) -> Tuple[NativeSpot, ...]:
     """Sample the program counter of ``pid``'s busiest thread (:func:`_busiest_thread`)
     ``samples`` times and group the samples by the mapped file that holds them, the most hit
     first (empty when nothing could be read)."""
@@ -169,12 +192,17 @@ def sample(pid: int, samples: int = 8, gap_s: float = 0.002) -> Tuple[NativeSpot
     if not pcs:
         return ()
     maps = _mappings(pid)
+    try:
+        exe = os.path.realpath(f"/proc/{pid}/exe")
+    except OSError:
+        exe = None
     by_path: Dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     for pc in pcs:
         row = next((r for r in maps if r[0] <= pc < r[1]), None)
         if row is not None:
             by_path[row[3]][pc - row[0] + row[2]] += 1
-    spots = [NativeSpot(path, offsets.most_common(1)[0][0], sum(offsets.values()))
+    spots = [NativeSpot(path, offsets.most_common(1)[0][0], sum(offsets.values()),
+                        interpreter=path == exe or os.path.basename(path).startswith("libpython"))
              for path, offsets in by_path.items()]
     return tuple(sorted(spots, key=lambda s: -s.hits))
 
@@ -200,11 +228,40 @@ def describe(spots: Sequence[NativeSpot]) -> Optional[NativePlace]:
     if not spots:
         return None
     total = sum(s.hits for s in spots)
+    interpreted = sum(s.hits for s in spots if s.interpreter) >= INTERPRETED_SHARE * total
     packaged = [s for s in spots if package_of(s.path) or s.path == ANONYMOUS]
-    best = packaged[0] if packaged else spots[0]
+    native = [s for s in spots if not s.interpreter]
+    best = packaged[0] if packaged else native[0] if native else spots[0]
+    if best.interpreter:
+        return NativePlace(best.path, None, None, best.hits / total, True)
     package = package_of(best.path)
     hits = sum(s.hits for s in spots if package_of(s.path) == package) if package else best.hits
-    return NativePlace(best.path, package, symbol_at(best.path, best.offset), hits / total)
+    return NativePlace(best.path, package, symbol_at(best.path, best.offset), hits / total, interpreted)
+
+
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
+
+
+def innermost_frames(dump: str, limit: int = 5) -> List[str]:
+    """The innermost Python frames of the current thread in a faulthandler ``dump`` (a crash's
+    or a timeout's ``stderr_tail``), innermost first, each as ``path:line in function`` with
+    the path cut after ``site-packages/``; empty when the dump has no such block."""
+    at = max(dump.rfind("Current thread"), dump.rfind("Stack (most recent call first)"))
+    if at < 0:
+        return []
+    frames = []
+    for line in dump[at:].splitlines()[1:]:
+        m = _FRAME.match(line)
+        if m is None:
+            break
+        path = m["path"].replace("\\", "/")
+        for marker in ("site-packages/", "dist-packages/"):
+            if marker in path:
+                path = path.rsplit(marker, 1)[1]
+        frames.append(f"{path}:{m['line']} in {m['func']}")
+        if len(frames) == limit:
+            break
+    return frames
 
 
 def symbol_at(path: str, offset: int) -> Optional[str]:

@@ -327,9 +327,9 @@ class Outcome:
     die), and ``mark_s`` how long before its death it was set. ``cpu_s``: the CPU seconds (user
     and system) a task that killed its worker used before it died, where the pool could tell
     (a niced worker's hang takes wall seconds it mostly spends waiting for the CPU).
-    ``native``: for a timeout, the shared objects its main thread's program counter was in just
-    before the kill, the most sampled first (:mod:`sandbox.native`; empty where it could not be
-    read, or the pool was made with ``locate_hangs=False``).
+    ``native``: for a timeout, the mapped files the program counter of its busiest thread was in
+    just before the kill, the most sampled first (:mod:`sandbox.native`; empty where it could
+    not be read, or the pool was made with ``locate_hangs=False``).
     """
 
     status: Status

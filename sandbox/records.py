@@ -95,7 +95,7 @@ class WorkerRecord:
         self.requested_at = time.monotonic()  # asked of the zygote (fork-to-ready is measured from here)
         self.anon_base: Optional[int] = None  # its anonymous resident bytes when it said hello
         self.memory_check_at = 0.0  # when its memory may be read again (recycle_memory)
-        self.native: tuple = ()  # where its main thread ran when a timeout's kill began (sandbox.native)
+        self.native: tuple = ()  # where its code ran when a timeout's kill began (sandbox.native)
 
     def running(self) -> Tuple[int, float]:
         """(index in ``inflight`` of the task running now, or -1; its start time)."""

@@ -79,6 +79,29 @@ def test_code_generated_at_run_time_is_named_before_the_package_that_runs_it():
     assert place.text().startswith("code generated at run time")
 
 
+def test_a_loop_of_python_code_is_told_from_native_code():
+    numpy_obj = native.NativeSpot("/v/site-packages/numpy/_core/_multiarray_umath.so", 1, 5)
+    interp = native.NativeSpot("/v/bin/python3.11", 2, 3, interpreter=True)
+    place = native.describe((numpy_obj, interp))
+    assert place.interpreted and place.package == "numpy" and place.text().startswith("Python code, calling")
+    # one sample in sixteen is below the share: a C loop that a callback entered once
+    numpy_16 = native.NativeSpot(numpy_obj.path, 1, 15)
+    assert not native.describe((numpy_16, native.NativeSpot("/v/bin/python3.11", 2, 1, interpreter=True))).interpreted
+    only = native.describe((interp,))
+    assert only.only_python and only.text() == "Python code"
+
+
+def test_innermost_frames_read_the_current_thread_of_a_dump():
+    dump = ('Thread 0x2 (most recent call first):\n  File "/x/threading.py", line 5 in wait\n\n'
+            'Current thread 0x1 (most recent call first):\n'
+            '  File "/v/lib/python3.11/site-packages/scipy/stats/_discrete_distns.py", line 812 in _entropy\n'
+            '  File "/v/lib/python3.11/site-packages/scipy/stats/_distn_infrastructure.py", line 1180 in entropy\n'
+            '  File "/w/tests/badtasks.py", line 3 in run\n')
+    assert native.innermost_frames(dump, limit=2) == [
+        "scipy/stats/_discrete_distns.py:812 in _entropy", "scipy/stats/_distn_infrastructure.py:1180 in entropy"]
+    assert native.innermost_frames("Segmentation fault") == []
+
+
 def test_cxx_symbols_are_demangled_and_cut():
     assert native._demangled(b"_ZN3xsf7specfun4segvIfEENS0_6StatusEiiT_iPS3_S4_") == (
         "xsf::specfun::Status xsf::specfun::segv<float>(int, int, float, int, float*, float*)")
@@ -125,8 +148,10 @@ def test_a_timeout_says_which_package_s_native_code_spun():
     assert hung.status == Status.TIMEOUT and hung.native, hung
     place = native.describe(hung.native)
     assert place.package == "numpy" and place.symbol and "vonmises" in place.symbol, place
+    assert not place.interpreted
     # a loop of Python code runs in the interpreter: no package ships that
-    assert looped.status == Status.TIMEOUT and native.describe(looped.native).package is None
+    assert looped.status == Status.TIMEOUT and native.describe(looped.native).only_python
+    assert native.innermost_frames(looped.stderr_tail)[0].endswith("in endless_loop")
 
 
 def test_locate_hangs_off_samples_nothing():

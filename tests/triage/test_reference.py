@@ -112,7 +112,8 @@ def test_a_hang_in_another_package_s_native_code_says_so(tmp_path, monkeypatch):
     t._crash(Candidate(group=NS(members=[member]), input=None, values={}, members=[0],
                        results=[hang(lapack)], kind="crash", member=0), 1)
     assert seen["summary"]["native"] == {"object": "libscipy_openblas.so", "package": "scipy",
-                                         "symbol": "scipy_sbdsqr_", "share": 0.88, "outside": True}
+                                         "symbol": "scipy_sbdsqr_", "share": 0.88, "python": False,
+                                         "outside": True}
     assert seen["summary"]["why"] == ("timeout: the loop runs in scipy's native code (libscipy_openblas.so, "
                                       "in scipy_sbdsqr_), which jax.numpy.linalg.lstsq calls")
     own = (NativeSpot("/v/site-packages/jaxlib/xla_extension.so", 64, 3),)
@@ -123,6 +124,21 @@ def test_a_hang_in_another_package_s_native_code_says_so(tmp_path, monkeypatch):
     t._crash(Candidate(group=NS(members=[member]), input=None, values={}, members=[0],
                        results=[hang(jit)], kind="crash", member=0), 1)
     assert seen["summary"]["why"].startswith("timeout: the loop runs in code compiled at run time")
+    # a loop of Python code (scipy's entropy sum) calling numpy: the loop is the frame's, not numpy's
+    dump = ('Current thread 0x1 (most recent call first):\n'
+            '  File "/v/site-packages/scipy/stats/_discrete_distns.py", line 812 in _entropy\n'
+            '  File "/w/xamt/exec/member.py", line 231 in invoke\n')
+    python = (NativeSpot("/v/site-packages/numpy/_core/_multiarray_umath.so", 64, 4),
+              NativeSpot("/v/bin/python3.11", 8, 3, interpreter=True))
+    looped = hang(python)
+    looped.outcome.stderr_tail = dump
+    t._crash(Candidate(group=NS(members=[member]), input=None, values={}, members=[0],
+                       results=[looped], kind="crash", member=0), 1)
+    assert seen["summary"]["why"] == ("timeout: the loop runs in Python code (scipy/stats/_discrete_distns.py:812 "
+                                      "in _entropy), calling numpy's native code (_multiarray_umath.so, in "
+                                      "scipy_sbdsqr_)")
+    assert not seen["summary"]["native"]["outside"] and seen["summary"]["native"]["python"]
+    assert seen["summary"]["frames"][0] == "scipy/stats/_discrete_distns.py:812 in _entropy"
     # nothing sampled: the finding keeps the plain reason
     t._crash(Candidate(group=NS(members=[member]), input=None, values={}, members=[0],
                        results=[hang(())], kind="crash", member=0, why="timeout"), 1)

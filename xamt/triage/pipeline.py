@@ -601,31 +601,43 @@ class Triage:
                    "exit_code": getattr(outcome, "exit_code", None),
                    "stderr_tail": (getattr(outcome, "stderr_tail", "") or "")[-3000:],
                    "confirmed": getattr(outcome, "confirmed", None)}
+        # the innermost Python frames of the dump, before the tail above cuts them off
+        frames = native.innermost_frames(getattr(outcome, "stderr_tail", "") or "")
+        if frames:
+            summary["frames"] = frames
         spots = getattr(outcome, "native", ()) or ()
         if res.status == "timeout" and spots:
-            summary.update(self._hang_place(group.members[suspect], spots))
+            summary.update(self._hang_place(group.members[suspect], spots, frames))
         sig = getattr(outcome, "signal", None)
         crash_signal = 0 if res.status == "timeout" else (sig if res.status == "crashed" else None)
         return self._finish(cand, campaign_id, FindingClass.CRASH, suspect, cand.values, members,
                             results, summary, expect="crash", crash_signal=crash_signal,
                             crash_status=res.status)
 
-    def _hang_place(self, member: Any, spots: Sequence[Any]) -> dict[str, Any]:
+    def _hang_place(self, member: Any, spots: Sequence[Any], frames: Sequence[str]) -> dict[str, Any]:
         """What a hang's native samples (:mod:`sandbox.native`) say: the shared object, the
         package that ships it and the function it spun in. The faulthandler dump names only
         the API that was called; when the loop runs in another package's code (a LAPACK routine
         in scipy's OpenBLAS that jaxlib calls, numpy's legacy sampler under scipy.stats), the
-        finding says so, for the blame."""
+        finding says so, for the blame. A loop of Python code (the interpreter sampled) is the
+        innermost frame's (``frames``), whatever native code it calls."""
         place = native.describe(spots)
         if place is None:
             return {}
         info: dict[str, Any] = {"object": Path(place.path).name, "package": place.package,
-                                "symbol": place.symbol, "share": round(place.share, 2)}
+                                "symbol": place.symbol, "share": round(place.share, 2),
+                                "python": place.interpreted}
         adapter = self.adapters.get(member.library)
         # a package the API's own library does not own: the loop is the callee's
-        info["outside"] = bool(place.package and adapter is not None and not adapter.owns(place.package))
+        info["outside"] = bool(place.package and adapter is not None and not adapter.owns(place.package)
+                               and not place.interpreted)
         where = f"{info['object']}" + (f", in {place.symbol}" if place.symbol else "")
-        if place.path == native.ANONYMOUS:
+        if place.interpreted:
+            at = f" ({frames[0]})" if frames else ""
+            calls = "" if place.only_python else (
+                f", calling {place.package}'s native code ({where})" if place.package else f", calling {where}")
+            why = f"timeout: the loop runs in Python code{at}{calls}"
+        elif place.path == native.ANONYMOUS:
             why = "timeout: the loop runs in code compiled at run time (no shared object holds it)"
         elif info["outside"]:
             why = (f"timeout: the loop runs in {place.package}'s native code ({where}), which "

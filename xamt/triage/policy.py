@@ -279,7 +279,10 @@ def ill_conditioned(values: Mapping[int, Any], computation: str | None) -> bool:
         info = np.finfo(computation or np.float64)
     except (TypeError, ValueError):
         info = np.finfo(np.float64)
-    s = np.linalg.svd(m, compute_uv=False)
+    try:
+        s = np.linalg.svd(m, compute_uv=False)
+    except np.linalg.LinAlgError:  # no convergence: nothing to say
+        return False
     largest, smallest = s.max(axis=-1), s.min(axis=-1)
     return bool(((largest == 0) | (smallest <= largest * np.sqrt(float(info.eps)))).any())
 
