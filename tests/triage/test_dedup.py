@@ -357,3 +357,26 @@ def test_lineage_data_is_checked(tmp_path):
         bad.write_text(f'[lineage]\ntrigger_kin = {kin}\n')
         with pytest.raises(DataFileError, match="trigger_kin"):
             load_lineage(bad)
+
+
+def test_hangs_in_one_named_native_routine_share_a_family_and_dispatchers_name_none(tmp_path):
+    from xamt.triage.dedup import load_lineage
+
+    lineage = load_lineage()
+    segv = {"package": "scipy", "python": False,
+            "symbol": "xsf::specfun::Status xsf::specfun::segv<float>(int, int, float, int, float*, float*)"}
+    # obl_ang1 and pro_rad1 both spin there: one family, one finding
+    assert lineage.routine(segv) == f"native:scipy:{segv['symbol']}"
+    assert lineage.routine({**segv, "symbol": "scipy_sbdsqr_"}) == "native:scipy:scipy_sbdsqr_"
+    # XLA's thunks run any program, numpy's dispatch any ufunc: no routine of their own
+    for generic in ("xla::cpu::SmallKernelThunk<4l, 1l>::Execute(xla::cpu::Thunk::ExecuteParams const&)",
+                    "PyUFunc_DefaultLegacyInnerLoopSelector", "Eigen::ThreadPoolDevice::parallelFor"):
+        assert lineage.routine({**segv, "symbol": generic}) is None, generic
+    # a Python loop, a system library, a stripped object, nothing sampled
+    assert lineage.routine({**segv, "python": True}) is None
+    assert lineage.routine({**segv, "package": None}) is None
+    assert lineage.routine({**segv, "symbol": None}) is None and lineage.routine(None) is None
+    bad = tmp_path / "triage.toml"
+    bad.write_text('[lineage]\ndispatch_symbols = ["(unclosed"]\n')
+    with pytest.raises(DataFileError, match="dispatch_symbols"):
+        load_lineage(bad)

@@ -208,6 +208,22 @@ class Lineage:
     #: pairs of ``"class:signature"`` (or ``"class"``) that one API's findings show for one
     #: failure (a hang and a refusal): :func:`one_failure`
     one_failure: tuple[tuple[str, str], ...] = ()
+    #: regular expressions of native functions that run any program or operation (XLA's thunks,
+    #: a thread pool, numpy's ufunc dispatch): a hang sampled there names no routine of its own
+    dispatch_symbols: tuple[str, ...] = ()
+
+    def routine(self, native: Mapping[str, Any] | None) -> str | None:
+        """The native routine a hang spins in (``summary["native"]``, :mod:`sandbox.native`),
+        as a family shared by the hangs of every API that reaches it (scipy's obl_ang1 and
+        pro_rad1 in one spheroidal solver): ``native:<package>:<symbol>``. None for a loop of
+        Python code, code compiled at run time, a system library, a stripped object or a
+        :attr:`dispatch_symbols` function."""
+        if not native or native.get("python") or not native.get("package") or not native.get("symbol"):
+            return None
+        symbol = str(native["symbol"])
+        if any(re.search(p, symbol) for p in self.dispatch_symbols):
+            return None
+        return f"native:{native['package']}:{symbol}"
 
 
 def load_lineage(path: Any = None) -> Lineage:
@@ -217,7 +233,8 @@ def load_lineage(path: Any = None) -> Lineage:
         DataFileError: ``sibling_words`` is not a list of pairs of distinct non-empty words,
             ``trace`` not a table of ``"module:qualname"`` strings, ``trigger_kin`` not a list
             of lists of two or more :data:`TRIGGERS`, or ``one_failure`` not a list of pairs of
-            ``"class"`` or ``"class:signature"`` of two different finding classes.
+            ``"class"`` or ``"class:signature"`` of two different finding classes, or
+            ``dispatch_symbols`` not a list of regular expressions.
     """
     from xamt.datafiles import read_toml
     from xamt.errors import DataFileError
@@ -247,8 +264,18 @@ def load_lineage(path: Any = None) -> Lineage:
             and p[0].partition(":")[0] != p[1].partition(":")[0] for p in failure):
         raise DataFileError(f"{where}: [lineage] one_failure must be a list of pairs of 'class' or 'class:signature' "
                             f"of two different classes ({', '.join(sorted(classes))}), got {failure!r}")
+    dispatch = table.get("dispatch_symbols", [])
+    if not isinstance(dispatch, list) or not all(isinstance(x, str) and x for x in dispatch):
+        raise DataFileError(f"{where}: [lineage] dispatch_symbols must be a list of regular expressions, "
+                            f"got {dispatch!r}")
+    for pattern in dispatch:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise DataFileError(f"{where}: [lineage] dispatch_symbols: bad regular expression "
+                                f"{pattern!r}: {exc}") from None
     return Lineage(tuple((a, b) for a, b in pairs), dict(trace), tuple(frozenset(k) for k in kin),
-                   tuple((a, b) for a, b in failure))
+                   tuple((a, b) for a, b in failure), tuple(dispatch))
 
 
 def akin(a: str, b: str, kin: Sequence[frozenset[str]] = ()) -> bool:

@@ -732,7 +732,9 @@ class Triage:
                       **({"device": group.members[m].device} if group.members[m].device else {})}
                      for m, r in zip(members, results)],
             summary={**summary, **({"relation_score": score} if score is not None else {}),
-                     "family": family(out_m, self.adapters.get(out_m.library)),
+                     # a hang in one native routine is one cause, whichever API reached it
+                     "family": (cls_name == FindingClass.CRASH and self.lineage.routine(summary.get("native"))
+                                or family(out_m, self.adapters.get(out_m.library))),
                      "cluster": cause_cluster(cls_name, out_m, self.adapters.get(out_m.library), signature,
                                               policy.name if policy is not None else None),
                      "prekey": list(cand.prekey), "reference_api": (
