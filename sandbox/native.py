@@ -224,14 +224,15 @@ def package_of(path: str) -> Optional[str]:
 def describe(spots: Sequence[NativeSpot]) -> Optional[NativePlace]:
     """The place a report names: the most sampled object that an installed package ships, or
     code generated at run time (:data:`ANONYMOUS`; the C library or libm under them are where a
-    package's loop spends its time, not its cause), else the most sampled object of any kind."""
+    package's loop spends its time, not its cause), else the most sampled object other than the
+    interpreter, else the interpreter (:attr:`NativePlace.only_python`)."""
     if not spots:
         return None
     total = sum(s.hits for s in spots)
     interpreted = sum(s.hits for s in spots if s.interpreter) >= INTERPRETED_SHARE * total
     packaged = [s for s in spots if package_of(s.path) or s.path == ANONYMOUS]
-    native = [s for s in spots if not s.interpreter]
-    best = packaged[0] if packaged else native[0] if native else spots[0]
+    compiled = [s for s in spots if not s.interpreter]
+    best = packaged[0] if packaged else compiled[0] if compiled else spots[0]
     if best.interpreter:
         return NativePlace(best.path, None, None, best.hits / total, True)
     package = package_of(best.path)
