@@ -124,8 +124,13 @@ def test_a_hang_in_another_package_s_native_code_says_so(tmp_path, monkeypatch):
     t._crash(Candidate(group=NS(members=[member]), input=None, values={}, members=[0],
                        results=[hang(jit)], kind="crash", member=0), 1)
     assert seen["summary"]["why"].startswith("timeout: the loop runs in code compiled at run time")
-    # a loop of Python code (scipy's entropy sum) calling numpy: the loop is the frame's, not numpy's
+    # a loop of Python code (scipy's entropy sum) calling numpy: the loop is the library's own
+    # innermost frame's, not numpy's sum wrapper it calls each turn
+    scipy = NS(owns=lambda module: module.split(".")[0] == "scipy")
+    t.adapters["scipy"] = scipy
+    member = NS(library="scipy", qualname="scipy.stats.poisson.entropy")
     dump = ('Current thread 0x1 (most recent call first):\n'
+            '  File "/v/site-packages/numpy/_core/fromnumeric.py", line 83 in _wrapreduction\n'
             '  File "/v/site-packages/scipy/stats/_discrete_distns.py", line 812 in _entropy\n'
             '  File "/w/xamt/exec/member.py", line 231 in invoke\n')
     python = (NativeSpot("/v/site-packages/numpy/_core/_multiarray_umath.so", 64, 4),
@@ -138,7 +143,8 @@ def test_a_hang_in_another_package_s_native_code_says_so(tmp_path, monkeypatch):
                                       "in _entropy), calling numpy's native code (_multiarray_umath.so, in "
                                       "scipy_sbdsqr_)")
     assert not seen["summary"]["native"]["outside"] and seen["summary"]["native"]["python"]
-    assert seen["summary"]["frames"][0] == "scipy/stats/_discrete_distns.py:812 in _entropy"
+    assert seen["summary"]["frames"][:2] == ["numpy/_core/fromnumeric.py:83 in _wrapreduction",
+                                             "scipy/stats/_discrete_distns.py:812 in _entropy"]
     # nothing sampled: the finding keeps the plain reason
     t._crash(Candidate(group=NS(members=[member]), input=None, values={}, members=[0],
                        results=[hang(())], kind="crash", member=0, why="timeout"), 1)

@@ -633,7 +633,11 @@ class Triage:
                                and not place.interpreted)
         where = f"{info['object']}" + (f", in {place.symbol}" if place.symbol else "")
         if place.interpreted:
-            at = f" ({frames[0]})" if frames else ""
+            # the library's own frame holds the loop; frames inside it are what each turn calls
+            # (scipy's entropy sum calling numpy's sum wrapper)
+            own = [f for f in frames if adapter is not None
+                   and adapter.owns(f.split(":", 1)[0].removesuffix(".py").replace("/", "."))]
+            at = f" ({(own or frames)[0]})" if frames else ""
             calls = "" if place.only_python else (
                 f", calling {place.package}'s native code ({where})" if place.package else f", calling {where}")
             why = f"timeout: the loop runs in Python code{at}{calls}"
