@@ -17,6 +17,7 @@ from __future__ import annotations
 import collections
 import ctypes
 import ctypes.util
+import functools
 import os
 import platform
 import re
@@ -24,6 +25,8 @@ import struct
 import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
+
+from .procfs import stat_fields
 
 __all__ = ["ANONYMOUS", "INTERPRETED_SHARE", "NativeSpot", "NativePlace", "sample", "describe", "package_of",
            "symbol_at", "innermost_frames"]
@@ -94,16 +97,25 @@ class _IoVec(ctypes.Structure):
     _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
 
 
-_libc: Optional[ctypes.CDLL] = None
-
-
+@functools.lru_cache(maxsize=None)
 def _ptrace_fn():
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        _libc.ptrace.restype = ctypes.c_long
-        _libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
-    return _libc.ptrace
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    libc.ptrace.restype = ctypes.c_long
+    libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+    return libc.ptrace
+
+
+@functools.lru_cache(maxsize=None)
+def _cxa_demangle():
+    """libstdc++'s demangler (None where the C++ runtime cannot be loaded)."""
+    try:
+        cxx = ctypes.CDLL(ctypes.util.find_library("stdc++") or "libstdc++.so.6")
+        fn = cxx.__cxa_demangle
+    except (OSError, AttributeError):
+        return None
+    fn.restype = ctypes.c_void_p
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+    return fn
 
 
 def _wait_stop(pid: int, limit_s: float) -> bool:
@@ -165,12 +177,10 @@ def _busiest_thread(pid: int) -> int:
     except OSError:
         return pid
     for tid in tids:
+        fields = stat_fields(f"/proc/{pid}/task/{tid}/stat")
         try:
-            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as fh:
-                stat = fh.read()
-            fields = stat[stat.rindex(b")") + 2:].split()
-            cpu = int(fields[11]) + int(fields[12])
-        except (OSError, ValueError, IndexError):
+            cpu = int(fields[11]) + int(fields[12])  # type: ignore[index]
+        except (TypeError, ValueError, IndexError):  # gone (None) or unreadable
             continue
         if fields[0] == b"R" and cpu > best_cpu:
             best, best_cpu = int(tid), cpu
@@ -323,17 +333,11 @@ def _demangled(raw: bytes) -> str:
     """A C++ symbol as source code spells it (libstdc++'s ``__cxa_demangle``, where the C++
     runtime can be loaded), cut to :data:`_SYMBOL_CHARS`; any other symbol as it is."""
     name = raw.decode("ascii", "replace")
-    if name.startswith("_Z"):
-        try:
-            cxx = ctypes.CDLL(ctypes.util.find_library("stdc++") or "libstdc++.so.6")
-            cxx.__cxa_demangle.restype = ctypes.c_void_p
-            cxx.__cxa_demangle.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p,
-                                           ctypes.POINTER(ctypes.c_int)]
-            status = ctypes.c_int(-1)
-            out = cxx.__cxa_demangle(raw, None, None, ctypes.byref(status))
-            if out and status.value == 0:
-                name = ctypes.string_at(out).decode("ascii", "replace")
-                ctypes.CDLL(None).free(ctypes.c_void_p(out))
-        except (OSError, AttributeError):
-            pass
+    demangle = _cxa_demangle() if name.startswith("_Z") else None
+    if demangle is not None:
+        status = ctypes.c_int(-1)
+        out = demangle(raw, None, None, ctypes.byref(status))
+        if out and status.value == 0:
+            name = ctypes.string_at(out).decode("ascii", "replace")
+            ctypes.CDLL(None).free(ctypes.c_void_p(out))
     return name if len(name) <= _SYMBOL_CHARS else name[:_SYMBOL_CHARS - 1] + "…"

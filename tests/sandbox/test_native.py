@@ -147,7 +147,10 @@ def test_a_timeout_says_which_package_s_native_code_spun():
         hung, looped = pool.run([task, Task(BAD + "endless_loop")])
     assert hung.status == Status.TIMEOUT and hung.native, hung
     place = native.describe(hung.native)
-    assert place.package == "numpy" and place.symbol and "vonmises" in place.symbol, place
+    # the hottest numpy object is mtrand (the loop) or _mt19937 (its generator) by chance of
+    # the samples; the loop's own function is among the objects sampled
+    assert place.package == "numpy", place
+    assert any("vonmises" in (native.symbol_at(s.path, s.offset) or "") for s in hung.native), hung.native
     assert not place.interpreted
     # a loop of Python code runs in the interpreter: no package ships that
     assert looped.status == Status.TIMEOUT and native.describe(looped.native).only_python
