@@ -120,11 +120,11 @@ def iter_refs(value: Any) -> Iterator[Ref]:
         yield value
     elif t is list or t is tuple or isinstance(value, (list, tuple)):
         for item in value:
-            if type(item) in _CONTAINERS or isinstance(item, (list, tuple, dict)):
+            if type(item) not in _LEAF_TYPES and _may_hold_refs((item,)):
                 yield from iter_refs(item)
     elif isinstance(value, dict):
         for item in value.values():
-            if type(item) in _CONTAINERS or isinstance(item, (list, tuple, dict)):
+            if type(item) not in _LEAF_TYPES and _may_hold_refs((item,)):
                 yield from iter_refs(item)
 
 

@@ -298,6 +298,7 @@ class SandboxPool(ZygoteClient, Deadlines):
         self._root = tempfile.mkdtemp(prefix="sandbox-")
         self._selector = selectors.DefaultSelector()
         self._wake_r, self._wake_w = os.pipe()
+        self._woken = False
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self._selector.register(self._wake_r, selectors.EVENT_READ, ("wake", None))
@@ -441,9 +442,14 @@ class SandboxPool(ZygoteClient, Deadlines):
             self._wake()
 
     def _wake(self) -> None:
-        """Wake the manager thread (call with the lock held: the pipe closes under it)."""
-        if self._wake_w < 0:
+        """Wake the manager thread (call with the lock held: the pipe closes under it). One
+        byte per wake-up, not per call: a campaign submits hundreds of tasks a second, and a
+        write for each was most of what submitting cost. A set ``_woken`` means the manager has
+        a wake-up coming: a byte in the pipe, or a drain that has not yet cleared the flag, and
+        after which it takes what was queued (:meth:`_drain_wake`)."""
+        if self._wake_w < 0 or self._woken:
             return
+        self._woken = True
         try:
             os.write(self._wake_w, b"\0")
         except BlockingIOError:
@@ -540,6 +546,10 @@ class SandboxPool(ZygoteClient, Deadlines):
                 pass
         except BlockingIOError:
             pass
+        # after the read, under the lock: a wake before this line found the flag set and wrote
+        # nothing, and the next turn takes its task anyway; a wake after it writes a byte
+        with self._lock:
+            self._woken = False
 
     def _workers_busy(self) -> bool:
         return any(w.inflight for w in self._workers.values())

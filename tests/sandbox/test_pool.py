@@ -40,6 +40,36 @@ def test_submit_returns_futures_and_is_thread_safe(numpy_pool):
             np.testing.assert_array_equal(outcome.value, np.arange(5) * (k * 100 + i))
 
 
+def test_no_submission_is_stranded_by_a_coalesced_wake(numpy_pool, monkeypatch):
+    """Submissions wake the manager once per turn, not once each. A submission that lands while
+    the manager drains its wake pipe (forced here after every read) must still be taken: a flag
+    left set with the pipe empty would strand every later one."""
+    real_read = os.read
+
+    def read_then_submit(fd, n):
+        data = real_read(fd, n)
+        if fd == numpy_pool._wake_r and data and not threading.current_thread().name.startswith("late"):
+            late = threading.Thread(target=lambda: numpy_pool.submit(Task("numpy:add", (1, 1))), name="late")
+            late.start()
+            late.join()
+        return data
+
+    monkeypatch.setattr(os, "read", read_then_submit)
+
+    def client(k):
+        return [numpy_pool.run([Task("numpy:multiply", (k, i))], timeout=30)[0].value for i in range(40)]
+
+    with concurrent.futures.ThreadPoolExecutor(3) as threads:
+        results = list(threads.map(client, range(3)))
+    assert results == [[k * i for i in range(40)] for k in range(3)]
+    monkeypatch.undo()
+    deadline = time.monotonic() + 10
+    while numpy_pool._woken and time.monotonic() < deadline:  # the late submissions settle
+        time.sleep(0.05)
+    assert not numpy_pool._woken
+    assert numpy_pool.run([Task("numpy:add", (2, 3))], timeout=30)[0].value == 5
+
+
 def test_raised_outcome_names_the_step_and_keeps_the_traceback(numpy_pool):
     task = Task.chain([Step("numpy:arange", (6,)), Step(".reshape", (Ref(0), 4, 4))])
     (outcome,) = numpy_pool.run([task])
