@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from xamt.fuzz.search import EXPLORE, Corpus, Search, fitness
+from xamt.fuzz.search import EXPLORE, PARENT_FLOOR, Corpus, Search, _numpy_sum, fitness
 
 
 def test_fitness_is_monotone_and_bounded():
@@ -34,6 +34,21 @@ def run(guided, steps=60, seed=1):
             best = max(best, d)
             s.report(key, x, d)
     return s, best
+
+
+def test_a_parent_is_the_one_numpy_choice_would_draw():
+    """Corpus.choose draws in plain floats what ``rng.choice(n, p=w / w.sum())`` draws: the same
+    parent from the same generator state, and the generator left in the same state."""
+    src = np.random.default_rng(7)
+    for trial in range(3000):
+        n = int(src.integers(1, 40))
+        fits = np.where(src.random(n) < 0.3, 0.0, src.random(n) * src.choice([1e-9, 1.0, 14.0]))
+        corpus = Corpus(capacity=64, entries=[(float(f), i) for i, f in enumerate(fits)])
+        w = fits + PARENT_FLOOR
+        assert _numpy_sum([float(x) for x in w]) == float(w.sum())
+        ours, theirs = np.random.default_rng(trial), np.random.default_rng(trial)
+        assert corpus.choose(ours) == int(theirs.choice(n, p=w / w.sum()))
+        assert ours.random() == theirs.random()
 
 
 def test_guidance_climbs_where_random_does_not():
