@@ -325,9 +325,9 @@ def test_checkpoints_come_at_least_every_window_of_iterations(tmp_path, monkeypa
     committed = []
     real = campaign_mod._Fuzzer.checkpoint
 
-    def spy(self, touched, elapsed):
+    def spy(self, touched, elapsed, **kw):
         committed.append(self.campaign.iterations)
-        return real(self, touched, elapsed)
+        return real(self, touched, elapsed, **kw)
 
     monkeypatch.setattr(campaign_mod._Fuzzer, "checkpoint", spy)
     res = run_campaign(FuzzConfig(out=out, libraries=["numpy"], budget_s=6, workers=2, window=8,

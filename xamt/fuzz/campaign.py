@@ -356,6 +356,7 @@ class _Fuzzer:
         self._since_checkpoint = 0
         self._last_checkpoint = 0.0
         self._last_sample = 0.0
+        self._last_figures = 0.0
         self._last_progress = 0.0
         self._rates: collections.deque = collections.deque(maxlen=64)
         self._t0 = time.monotonic()
@@ -411,27 +412,35 @@ class _Fuzzer:
             if key in self.groups:
                 self.quarantined[key] = {int(m) for m in members}
 
-    def checkpoint(self, touched: Iterable[str], elapsed: float) -> None:
+    def checkpoint(self, touched: Iterable[str], elapsed: float, *, figures: bool = False) -> None:
         """Commit the search state of ``touched`` groups and the campaign's counters (one
-        transaction: a campaign killed outright resumes from here)."""
+        transaction: a campaign killed outright resumes from here). The campaign's statistics
+        (:meth:`_record_figures`) are recomputed at most every ``checkpoint_seconds``, or when
+        ``figures`` says so: they read every group, and a checkpoint comes every window."""
         cid = self.campaign.id
         rows = []
         for key in touched:
             st = self.search.groups[key]
-            rows.append((cid, key, json.dumps({
+            head = json.dumps({
                 "iterations": st.iterations, "best": st.best_dispersion if np.isfinite(st.best_dispersion) else 1e308,
                 "gain": st.gain, "retired": st.retired, "cost": st.cost,
                 "executions": self.executions[key],
-                "corpus": [(f, item.json_form()) for f, item in st.corpus.entries],
                 "dispersions": self.dispersions[key][-200:],
-            })))
+            })
+            # the corpus entries' texts are kept on the inputs (most are unchanged since the last
+            # checkpoint): the state is that JSON with the corpus spliced in
+            corpus = ", ".join(f"[{json.dumps(f)}, {item.json_text()}]" for f, item in st.corpus.entries)
+            rows.append((cid, key, f'{head[:-1]}, "corpus": [{corpus}]}}'))
         self.campaign.executions = sum(self.executions.values())
         with self.store.transaction():
             self.store.executemany("INSERT OR REPLACE INTO fuzz_group_state VALUES (?, ?, ?)", rows)
             self.campaign.settings["elapsed_s"] = elapsed
-            self._record_figures()
-            self.fs.update_campaign(self.campaign)
+            self._record_state()
             now = time.monotonic()
+            if figures or now - self._last_figures >= self.settings.checkpoint_seconds:
+                self._last_figures = now
+                self._record_figures()
+            self.fs.update_campaign(self.campaign)
             if now - self._last_sample >= 1.0:
                 self._last_sample = now
                 self.fs.add_sample(cid, self.campaign.executions, self.campaign.iterations, self.findings)
@@ -439,21 +448,29 @@ class _Fuzzer:
         self._since_checkpoint = 0
         self._last_checkpoint = time.monotonic()
 
-    def _record_figures(self) -> None:
+    def _record_state(self) -> None:
+        """The settings a resumed campaign starts from (every checkpoint: each is small)."""
         s = self.campaign.settings
         s["triage_s"] = round(self.runner.seconds if self.runner else 0.0, 3)
         s["finding_times_s"] = [round(t, 2) for t in self.finding_times[:10]]
-        if self.schedule is not None:
-            s["schedule"] = self.schedule.summary()
         s["worker_s"] = {k: round(v, 3) for k, v in sorted(self.worker_time.items())}
         s["worker_iterations"] = dict(sorted(self.worker_iterations.items()))
         s["compile_by_role"] = {k: round(v, 3) for k, v in sorted(self.compile_by_role.items())}
-        s["costliest_groups"] = [[k, round(v, 3)] for k, v in self.worker_time_by_group.most_common(20)]
         # APIs whose calls killed a worker, and how many groups that isolated
         s["isolated"] = {"apis": sorted(f"{lib}:{name}" for lib, name in self.killers),
                          "groups": len(self._isolated)}
         # members left out of their groups (a resumed campaign starts with them left out)
         s["quarantined"] = {k: sorted(v) for k, v in sorted(self.quarantined.items())}
+        s["compile_s"] = round(sum(self.compile_by_library.values()), 3)
+        s["compile_by_library"] = {k: round(v, 3) for k, v in sorted(self.compile_by_library.items())}
+
+    def _record_figures(self) -> None:
+        """The campaign's statistics: the schedule's summary, the costliest groups, deaths and
+        compilations (what the report and the benchmarks read; no resume needs them)."""
+        s = self.campaign.settings
+        if self.schedule is not None:
+            s["schedule"] = self.schedule.summary()
+        s["costliest_groups"] = [[k, round(v, 3)] for k, v in self.worker_time_by_group.most_common(20)]
         # every group whose members died (a crash, a hang, out of memory), most deaths first: a
         # group short of its floor is read against them (the top 20 alone left x:svd/linalg's and
         # x:lcm's out)
@@ -461,8 +478,6 @@ class _Fuzzer:
         for (k, _), n in self.strikes.items():
             deaths[k] += n
         s["deaths_by_group"] = deaths.most_common()
-        s["compile_s"] = round(sum(self.compile_by_library.values()), 3)
-        s["compile_by_library"] = {k: round(v, 3) for k, v in sorted(self.compile_by_library.items())}
         s["slow_lane_s"] = round(sum(c[2] for c in self.compiles), 3)
         s["compiles"] = [[k, hashlib.blake2b(sig.encode(), digest_size=6).hexdigest(), round(t, 4)]
                          for k, sig, t in self.compiles[:5000]]
@@ -1106,7 +1121,7 @@ def run_campaign(cfg: FuzzConfig, *, log: Callable[[str], None] = print) -> Fuzz
                 campaign.settings["memory"] = fuzzer.memory.summary()
             if cfg.ray:
                 campaign.settings["ray_run"] = backend.final
-            fuzzer.checkpoint(list(fuzzer.groups), float(campaign.settings.get("elapsed_s", 0.0)))
+            fuzzer.checkpoint(list(fuzzer.groups), float(campaign.settings.get("elapsed_s", 0.0)), figures=True)
             fuzzer.write_group_stats()
             fs.update_campaign(campaign)
         by_class: dict[str, int] = {}

@@ -164,6 +164,15 @@ class GroupInput:
             object.__setattr__(self, "_json", cached)
         return cached
 
+    def json_text(self) -> str:
+        """``json.dumps`` of :meth:`json_form`, computed once and kept: a campaign checkpoint
+        writes each corpus entry of every group it touched as this text."""
+        cached = self.__dict__.get("_json_text")
+        if cached is None:
+            cached = json.dumps(self.json_form())
+            object.__setattr__(self, "_json_text", cached)
+        return cached
+
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "GroupInput":
         slots = data.get("slots", {})
