@@ -70,6 +70,36 @@ def test_results_stream_while_a_slow_call_is_in_flight_and_the_window_holds():
     assert engine.stats.started == engine.stats.finished == 600 and engine.stats.slow_started == 1
 
 
+class BatchingExecutor(FakeExecutor):
+    """A FakeExecutor that also takes a refill of the window in one call."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.batches = []
+
+    def submit_many(self, pairs):
+        self.batches.append(len(pairs))
+        for token, item in pairs:
+            super().submit(token, item)
+
+    def submit(self, token, item):
+        raise AssertionError("the engine hands a batching executor whole refills")
+
+
+def test_an_executor_that_batches_gets_each_refill_in_one_call():
+    ex = BatchingExecutor(slow_s=0.2)
+    finished = []
+    engine = Engine({"slow": "S", "fast": "F"}, FakeSchedule(200), ex, window=16,
+                    make_item=lambda g, p: SimpleNamespace(key=p.key),
+                    on_result=lambda p, run: finished.append(p.key), on_tick=lambda now: None)
+    start = time.monotonic()
+    assert engine.run(start + 20, lambda: time.monotonic() - start, lambda: False)
+    assert len(finished) == 200 and sum(ex.batches) == 200 and ex.peak <= 16
+    # the first fills the window; later ones refill it by a quarter window or more, but for the
+    # schedule's last few proposals
+    assert ex.batches[0] == 16 and all(n >= 4 for n in ex.batches[1:-1]), ex.batches
+
+
 def test_the_loop_ticks_and_stops_when_asked():
     ex = FakeExecutor(slow_s=30.0)
     ticks = []

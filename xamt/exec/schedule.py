@@ -10,7 +10,7 @@ back only its own generator.
 from __future__ import annotations
 
 import queue
-from typing import Any, Generator, Hashable
+from typing import Any, Generator, Hashable, Iterable
 
 __all__ = ["StepGen", "drive", "Scheduler"]
 
@@ -69,20 +69,55 @@ class Scheduler:
             return
         self._submit(token, active, tasks)
 
-    def _submit(self, token: Hashable, active: _Active, tasks: list) -> None:
-        while not tasks:  # a step with nothing to run: answer at once
+    def start_many(self, starts: Iterable[tuple[Hashable, StepGen, Any]]) -> None:
+        """:meth:`start` for several ``(token, gen, pool)`` at once (``pool`` None: the
+        scheduler's own): their first tasks go to each pool in one ``submit_many``, one hand-over
+        to its manager thread rather than one per generator."""
+        batches: dict[int, tuple[Any, list[tuple[Hashable, _Active, list]]]] = {}
+        for token, gen, pool in starts:
+            if token in self._active:
+                raise ValueError(f"token {token!r} is already running")
+            active = _Active(gen, self.pool if pool is None else pool)
+            self._active[token] = active
+            try:
+                tasks = self._runnable(token, active, next(gen))
+            except StopIteration as stop:
+                del self._active[token]
+                self._finished.append((token, stop.value))
+                continue
+            if tasks is not None:
+                batches.setdefault(id(active.pool), (active.pool, []))[1].append((token, active, tasks))
+        for pool, entries in batches.values():
+            futures = pool.submit_many([task for _, _, tasks in entries for task in tasks])
+            at = 0
+            for token, active, tasks in entries:
+                self._attach(token, active, futures[at:at + len(tasks)])
+                at += len(tasks)
+
+    def _runnable(self, token: Hashable, active: _Active, tasks: list) -> list | None:
+        """The generator's next non-empty step (steps with nothing to run are answered at once);
+        None when it finished instead."""
+        while not tasks:
             try:
                 tasks = active.gen.send([])
             except StopIteration as stop:
                 del self._active[token]
                 self._finished.append((token, stop.value))
-                return
+                return None
+        return tasks
+
+    def _attach(self, token: Hashable, active: _Active, futures: list) -> None:
         active.step += 1
         step = active.step
-        active.futures = active.pool.submit_many(tasks)
-        active.remaining = len(active.futures)
-        for future in active.futures:
+        active.futures = futures
+        active.remaining = len(futures)
+        for future in futures:
             future.add_done_callback(lambda _f, t=token, s=step: self._done.put((t, s)))
+
+    def _submit(self, token: Hashable, active: _Active, tasks: list) -> None:
+        tasks = self._runnable(token, active, tasks)
+        if tasks is not None:
+            self._attach(token, active, active.pool.submit_many(tasks))
 
     def wake(self) -> None:
         """Make a :meth:`wait` in progress return now (from another thread: new work arrived)."""

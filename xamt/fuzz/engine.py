@@ -35,6 +35,9 @@ class Executor(Protocol):
         """``(token, GroupRun)`` of every item finished by now, waiting up to ``timeout`` s for
         the first one."""
 
+    # An executor may also offer ``submit_many(pairs)``: ``submit`` for several ``(token,
+    # item)`` at once; the engine hands it each refill of the window.
+
 
 class LocalExecutor:
     """Group-iterations on one sandbox pool, each a step generator of the group executor (a
@@ -51,8 +54,15 @@ class LocalExecutor:
         self._isolation = isolation
 
     def submit(self, token: int, item: Any) -> None:
-        pool = self._isolation() if self._isolation is not None and getattr(item, "isolate", False) else None
-        self._scheduler.start(token, self._gx.run_steps([item]), pool=pool)
+        self._scheduler.start(token, self._gx.run_steps([item]), pool=self._pool_for(item))
+
+    def submit_many(self, pairs: list[tuple[int, Any]]) -> None:
+        """``submit`` for each ``(token, item)``, their tasks handed to the pool in one batch."""
+        self._scheduler.start_many([(token, self._gx.run_steps([item]), self._pool_for(item))
+                                    for token, item in pairs])
+
+    def _pool_for(self, item: Any) -> Any:
+        return self._isolation() if self._isolation is not None and getattr(item, "isolate", False) else None
 
     def wait(self, timeout: float) -> list[tuple[int, Any]]:
         out: list[tuple[int, Any]] = []
@@ -112,6 +122,7 @@ class Engine:
         self.inflight: dict[int, Proposal] = {}
         self.stats = EngineStats()
         self._tokens = itertools.count(1)
+        self._submit_many = getattr(executor, "submit_many", None)
         # refill in chunks of a quarter window: one proposal round per chunk, not per result
         self._chunk = max(1, self.window // 4)
 
@@ -126,12 +137,19 @@ class Engine:
                 break
             free = self.window - len(self.inflight)
             if free >= self._chunk or (free > 0 and not self.inflight):
+                batch = []
                 for prop in self.schedule.propose(free, elapsed()):
                     token = next(self._tokens)
                     self.inflight[token] = prop
                     self.stats.started += 1
                     self.stats.slow_started += prop.lane == SLOW
-                    self.executor.submit(token, self._make_item(self.groups[prop.key], prop))
+                    batch.append((token, self._make_item(self.groups[prop.key], prop)))
+                if self._submit_many is not None:
+                    if batch:
+                        self._submit_many(batch)
+                else:
+                    for token, item in batch:
+                        self.executor.submit(token, item)
                 if not self.inflight:
                     exhausted = True
                     break
