@@ -22,7 +22,8 @@ round-trips through ``to_json()`` / ``from_json()``.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import copy
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Sequence
 
 __all__ = [
@@ -77,7 +78,7 @@ class ArgSpec:
     required: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {name: _plain(getattr(self, name)) for name in _ARGSPEC_FIELDS}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "ArgSpec":
@@ -237,8 +238,8 @@ class Member:
         return self.target, args, kwargs
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["plan"] = self.plan.to_json()
+        data = {name: self.plan.to_json() if name == "plan" else _plain(getattr(self, name))
+                for name in _MEMBER_FIELDS}
         if self.device is None:  # the registry's members (and their ids) predate devices
             del data["device"]
         if not self.implements:  # likewise: members without a declared original stay as they were
@@ -250,6 +251,19 @@ class Member:
         data = dict(data)
         data["plan"] = ArgumentPlan.from_json(data["plan"])
         return cls(**data)
+
+
+def _plain(value: Any) -> Any:
+    """What ``dataclasses.asdict`` makes of a field value that holds no dataclass: scalars as
+    they are, anything else a deep copy. (asdict itself walks every value through its generic
+    recursion: a campaign's driver spent seconds in it, writing member specs.)"""
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    return copy.deepcopy(value)
+
+
+_ARGSPEC_FIELDS = tuple(f.name for f in fields(ArgSpec))
+_MEMBER_FIELDS = tuple(f.name for f in fields(Member))
 
 
 @dataclass
