@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .procfs import stat_fields
+from .procfs import state_and_ticks
 
 __all__ = ["ANONYMOUS", "INTERPRETED_SHARE", "NativeSpot", "NativePlace", "sample", "describe", "package_of",
            "symbol_at", "innermost_frames"]
@@ -177,12 +177,11 @@ def _busiest_thread(pid: int) -> int:
     except OSError:
         return pid
     for tid in tids:
-        fields = stat_fields(f"/proc/{pid}/task/{tid}/stat")
-        try:
-            cpu = int(fields[11]) + int(fields[12])  # type: ignore[index]
-        except (TypeError, ValueError, IndexError):  # gone (None) or unreadable
+        got = state_and_ticks(f"/proc/{pid}/task/{tid}/stat")
+        if got is None:  # the thread is gone
             continue
-        if fields[0] == b"R" and cpu > best_cpu:
+        state, cpu = got
+        if state == b"R" and cpu > best_cpu:
             best, best_cpu = int(tid), cpu
     return best
 

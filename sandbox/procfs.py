@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Optional, Tuple
 
-__all__ = ["kib_field", "cpu_seconds", "stat_fields"]
+__all__ = ["kib_field", "cpu_seconds", "state_and_ticks"]
 
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -24,24 +24,22 @@ def kib_field(path: str, field: str) -> Optional[int]:
     return None
 
 
-def stat_fields(path: str) -> Optional[list]:
-    """The fields of a ``/proc/<pid>/stat`` or ``/proc/<pid>/task/<tid>/stat`` file after the
-    command name (``[0]`` the state, ``[11]``/``[12]`` user and system ticks); None when it
-    cannot be read (the process is gone)."""
+def state_and_ticks(path: str) -> Optional[Tuple[bytes, int]]:
+    """``(state, user + system clock ticks)`` of a ``/proc/<pid>/stat`` or
+    ``/proc/<pid>/task/<tid>/stat`` file (state ``b"R"``: running); None when it cannot be read
+    (the process is gone)."""
     try:
         with open(path, "rb") as fh:
             stat = fh.read()
         # the command name may hold spaces and parentheses: the fields follow its last ')'
-        return stat[stat.rindex(b")") + 2:].split()
-    except (OSError, ValueError):
+        fields = stat[stat.rindex(b")") + 2:].split()
+        return fields[0], int(fields[11]) + int(fields[12])
+    except (OSError, ValueError, IndexError):
         return None
 
 
 def cpu_seconds(pid: int) -> Optional[float]:
     """User and system CPU seconds process ``pid`` has used (``/proc/<pid>/stat``, its threads
     included); None when it cannot be read (the process is gone)."""
-    fields = stat_fields(f"/proc/{pid}/stat")
-    try:
-        return (int(fields[11]) + int(fields[12])) / _TICKS if fields is not None else None
-    except (ValueError, IndexError):
-        return None
+    got = state_and_ticks(f"/proc/{pid}/stat")
+    return None if got is None else got[1] / _TICKS

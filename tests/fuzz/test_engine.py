@@ -25,6 +25,10 @@ class FakeExecutor:
         delay = self.slow_s if item.key == "slow" else self.fast_s
         threading.Timer(delay, lambda: self.done.put((token, SimpleNamespace(key=item.key)))).start()
 
+    def submit_many(self, pairs):
+        for token, item in pairs:
+            self.submit(token, item)
+
     def wait(self, timeout):
         out = []
         try:

@@ -57,17 +57,7 @@ class Scheduler:
     def start(self, token: Hashable, gen: StepGen, pool: Any = None) -> None:
         """Begin running ``gen`` (its first tasks are submitted now), on ``pool`` if given, else
         on the scheduler's own."""
-        if token in self._active:
-            raise ValueError(f"token {token!r} is already running")
-        active = _Active(gen, self.pool if pool is None else pool)
-        self._active[token] = active
-        try:
-            tasks = next(gen)
-        except StopIteration as stop:
-            del self._active[token]
-            self._finished.append((token, stop.value))
-            return
-        self._submit(token, active, tasks)
+        self.start_many([(token, gen, pool)])
 
     def start_many(self, starts: Iterable[tuple[Hashable, StepGen, Any]]) -> None:
         """:meth:`start` for several ``(token, gen, pool)`` at once (``pool`` None: the

@@ -90,6 +90,11 @@ class RayExecutor:
         self._items[token] = item
         self.shards.start(token, key, (dataclasses.replace(item, group=None, tag=key), blob), actor)
 
+    def submit_many(self, pairs: list[tuple[int, ExecItem]]) -> None:
+        """``submit`` for each ``(token, item)`` (each goes to the actor holding its group)."""
+        for token, item in pairs:
+            self.submit(token, item)
+
     def _moved(self, token: int, key: Hashable, payload: Any) -> Any:
         """A lost actor's job, on its way to another actor: it carries its group again."""
         item, _ = payload

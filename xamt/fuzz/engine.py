@@ -6,7 +6,7 @@ the window is refilled from the schedule (:mod:`xamt.fuzz.schedule`), so a worke
 slow call (a first compilation) holds back only that call, while the window keeps the other
 workers fed. The schedule keeps calls that are expected to compile to a lane of their own.
 
-The engine talks to an *executor* with two calls, ``submit(token, item)`` and ``wait(timeout)``;
+The engine talks to an *executor* with two calls, ``submit_many(pairs)`` and ``wait(timeout)``;
 :class:`LocalExecutor` runs items on one sandbox pool. Search, budget and store stay above that
 line, in the campaign (:mod:`xamt.fuzz.campaign`), which gives the engine three callbacks: one
 per finished iteration, one per turn of the loop (checkpoints, triage results, progress) and one
@@ -28,15 +28,13 @@ __all__ = ["Executor", "LocalExecutor", "Engine", "EngineStats"]
 class Executor(Protocol):
     """Where group-iterations run (one local pool; Ray actors)."""
 
-    def submit(self, token: int, item: Any) -> None:
-        """Start ``item`` (an :class:`~xamt.exec.group.ExecItem`) under ``token``."""
+    def submit_many(self, pairs: list[tuple[int, Any]]) -> None:
+        """Start each ``(token, item)`` (``item`` an :class:`~xamt.exec.group.ExecItem`): the
+        engine hands over each refill of its window in one call."""
 
     def wait(self, timeout: float) -> list[tuple[int, Any]]:
         """``(token, GroupRun)`` of every item finished by now, waiting up to ``timeout`` s for
         the first one."""
-
-    # An executor may also offer ``submit_many(pairs)``: ``submit`` for several ``(token,
-    # item)`` at once; the engine hands it each refill of the window.
 
 
 class LocalExecutor:
@@ -122,7 +120,6 @@ class Engine:
         self.inflight: dict[int, Proposal] = {}
         self.stats = EngineStats()
         self._tokens = itertools.count(1)
-        self._submit_many = getattr(executor, "submit_many", None)
         # refill in chunks of a quarter window: one proposal round per chunk, not per result
         self._chunk = max(1, self.window // 4)
 
@@ -144,12 +141,8 @@ class Engine:
                     self.stats.started += 1
                     self.stats.slow_started += prop.lane == SLOW
                     batch.append((token, self._make_item(self.groups[prop.key], prop)))
-                if self._submit_many is not None:
-                    if batch:
-                        self._submit_many(batch)
-                else:
-                    for token, item in batch:
-                        self.executor.submit(token, item)
+                if batch:
+                    self.executor.submit_many(batch)
                 if not self.inflight:
                     exhausted = True
                     break
