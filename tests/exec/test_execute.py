@@ -137,6 +137,22 @@ def test_abstract_probe_traces_without_running(pool, adapters):
     assert res[1]["int32"][0] == "ok" and res[1]["float64"][0] == "raised"  # popcount wants integers
 
 
+def test_a_lazy_librarys_dtype_probe_computes_its_result(pool, adapters):
+    """A lazy library computes in its adapter's ``finish`` hook, as a member's run does: what
+    the hook raises is the probed dtype's refusal (it was taken for an output that does not
+    convert, and the dtype counted as accepted)."""
+    import dataclasses
+
+    from tests.groups.helpers import fake_adapter
+
+    lazy = dataclasses.replace(fake_adapter("lazy"), finish_ref="tests.badtasks:refuse_complex")
+    g = unary("x:abs/generic", [("lazy", "numpy.negative", "numpy:negative")])
+    values = materialise(seed_inputs(g)[0])
+    (res,) = GroupExecutor(pool, dict(adapters, lazy=lazy)).probe([(g, 0, values, [0])],
+                                                                  ["float32", "complex64"])
+    assert res["float32"][0] == "ok" and res["complex64"] == ("raised", "TypeError"), res
+
+
 def test_an_item_run_wide_computes_a_jax_members_float64_input_in_float64(pool, adapters):
     """JAX truncates float64 inputs to float32 unless float64 is enabled: an item run wide gets
     the float64 result (triage's float64 experiments on the outlier), the plain one float32,

@@ -3,7 +3,8 @@
 The sandbox resolves :func:`probe_dtypes` as ``"xamt.exec.probe:probe_dtypes"``; the parent side
 is :meth:`GroupExecutor.probe <xamt.exec.group.GroupExecutor.probe>`. A member is called as
 everywhere else (:mod:`xamt.exec.member`), with its data arrays cast to each dtype in turn, or
-only traced (``jax.eval_shape``) for libraries that compile every new dtype.
+evaluated another way for libraries that compile every new dtype (``validation.toml [probe.abstract]``:
+``jax.eval_shape`` traces; PyTensor's adapter runs its graph without compiling).
 """
 from __future__ import annotations
 
@@ -53,6 +54,8 @@ def probe_dtypes(member: Sequence[Any], values: Mapping[int, Any], data_slots: S
 
     Returns one ``[dtype, status, error_type, message]`` per dtype (``status`` ``ok`` or
     ``raised``; a result that cannot be converted to numpy counts as ``ok``: the call worked).
+    A lazy library's result is computed by its adapter's ``finish`` hook first, and what that
+    raises is the call's refusal.
     ``abstract`` names an evaluator (``"jax:eval_shape"``) that traces the call instead of
     running it, for libraries that compile every new dtype (the probe then costs a trace).
     """
@@ -81,6 +84,8 @@ def probe_dtypes(member: Sequence[Any], values: Mapping[int, Any], data_slots: S
                 abstract_call(prep, cast, evaluator)
             else:
                 raw = invoke(prep, prep.describe(cast))
+                if prep.hooks.finish is not None:  # a lazy library computes here, as in a run
+                    raw = prep.hooks.finish(raw)
                 try:
                     to_numpy_tree(raw, prep.hooks.to_numpy)
                 except BaseException:
