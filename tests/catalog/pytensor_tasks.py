@@ -78,3 +78,8 @@ def graph_keys() -> dict[str, bool]:
         "other_constant": key(lambda v: v + 1.0, a) != key(lambda v: v + 2.0, a),
         "other_api": key(pt.exp, a) != key(pt.log, a),
     }
+
+
+def compiled_files() -> int:
+    """How many files this process's PyTensor compile folder holds."""
+    return sum(len(f) for _, _, f in os.walk(os.environ["XAMT_PYTENSOR_CACHE_DIR"]))

@@ -190,6 +190,34 @@ def test_members_run_in_the_runtime_with_results_attributed(pools):
 
 
 @needs_venv
+def test_dtypes_are_probed_on_the_python_linker_and_compile_nothing(pools):
+    """validation.toml's dtype probe for PyTensor (``probe_call``) builds each member's graph on
+    the cast inputs and runs it with the Python linker: the verdicts of calls compiled for the C
+    backend (exp takes every dtype probed; gammaln refuses complex64 when it runs; invert
+    refuses floats when its graph is built), and no module lands in the compile folder."""
+    from xamt.exec.group import GroupExecutor
+    from xamt.groups.annotations import load_settings
+    from xamt.inputs.materialise import materialise
+    from xamt.inputs.seed import seed_inputs
+
+    abstract = load_settings().probe_abstract
+    assert abstract["pytensor"] == "xamt.libraries.pytensor:probe_call"
+    adapters = {"numpy": Registry().get("numpy"), "pytensor": ADAPTER}
+    grp = unary("x:probe/generic", [("pytensor", f"pytensor.tensor.{n}", f"pytensor.tensor:{n}")
+                                    for n in ("exp", "gammaln", "invert")])
+    values = materialise(seed_inputs(grp)[0])
+    ex = GroupExecutor(pools, adapters, timeout=300)
+    (before,) = pools.run([Task(TASKS + "compiled_files", runtime="pytensor")])
+    dtypes = ["bool", "int32", "uint8", "float16", "complex64"]
+    exp, gammaln, invert = ex.probe([(grp, k, values, [0]) for k in range(3)], dtypes, abstract)
+    (after,) = pools.run([Task(TASKS + "compiled_files", runtime="pytensor")])
+    assert {d: s for d, (s, _) in exp.items()} == dict.fromkeys(dtypes, "ok"), exp
+    assert gammaln["complex64"] == ("raised", "TypeError") and gammaln["float16"][0] == "ok", gammaln
+    assert invert["int32"][0] == "ok" and invert["float16"] == ("raised", "TypeError"), invert
+    assert before.status is Status.OK and after.value == before.value
+
+
+@needs_venv
 def test_mining_runs_in_the_venv():
     from xamt.catalog.worker import mine_in_child
 

@@ -79,3 +79,28 @@ def test_a_group_task_splits_by_runtime_and_each_member_runs_on_its_backend(adap
     for r in run.results[1:]:
         np.testing.assert_array_equal(r.value, np.maximum(x, 0))
     assert [int(r.value) for r in backends.results] == [0, 1, 2]
+
+
+def test_keras_on_jax_is_dtype_probed_by_tracing_with_the_verdicts_of_running(adapters):
+    """validation.toml traces Keras-on-JAX's dtype probes (``jax.eval_shape``, as JAX's own), so
+    a probed dtype costs no XLA compilation per operation; the verdicts are those of running
+    the calls (bitwise_invert refuses floats, abs takes every dtype)."""
+    from xamt.groups.annotations import load_settings
+    from xamt.inputs import materialise, seed_inputs
+
+    abstract = load_settings().probe_abstract
+    assert abstract["keras_jax"] == "jax:eval_shape"
+    grp = unary("x:probe/generic", [("keras_jax", f"keras.ops.{n}", f"keras.ops:{n}")
+                                    for n in ("abs", "bitwise_invert")])
+    values = materialise(seed_inputs(grp)[0])
+    jobs = [(grp, k, values, [0]) for k in range(2)]
+    dtypes = ["bool", "int32", "float16", "complex64"]
+    settings = pool_settings([adapters["numpy"], adapters["keras_jax"]])
+    with open_pool(workers=1, spares=0, timeout=120, confirm=False, **settings) as pool:
+        ex = GroupExecutor(pool, adapters, timeout=120)
+        traced = ex.probe(jobs, dtypes, abstract)
+        ran = ex.probe(jobs, dtypes, {})
+    statuses = [{d: s for d, (s, _) in r.items()} for r in traced]
+    assert statuses == [{d: s for d, (s, _) in r.items()} for r in ran]
+    assert statuses[0] == dict.fromkeys(dtypes, "ok")
+    assert statuses[1]["int32"] == "ok" and statuses[1]["float16"] == "raised"

@@ -492,7 +492,7 @@ class GroupExecutor:
                     limits: Sequence[float | None] | None = None
                     ) -> Generator[list, list, list[dict[str, tuple[str, str | None]]]]:
         """:meth:`probe` as a step generator. ``abstract``: library → evaluator reference for
-        libraries probed by tracing instead of running (see :func:`probe_dtypes`)."""
+        libraries probed without compiling (see :func:`probe_dtypes`)."""
         from sandbox import Task
 
         abstract = abstract or {}

@@ -63,7 +63,7 @@ from typing import Any
 
 from xamt.libraries.base import LibraryAdapter, ParamSpec, Runtime, same_dtype_names
 
-__all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "finish", "elemwise_signature"]
+__all__ = ["adapter", "from_numpy", "to_numpy", "dtype", "finish", "probe_call", "elemwise_signature"]
 
 #: numpy's dtypes less bfloat16 (PyTensor has none); names are numpy's
 _DTYPES = same_dtype_names(("bfloat16",))
@@ -117,13 +117,18 @@ def finish(result: Any) -> Any:
     """The adapter's ``finish`` hook: the variables of an API's result (one, or a tuple or list
     of them) compiled from the symbolic inputs they depend on and computed on the arrays those
     hold. Anything else is returned as it is."""
+    return _finish(result)
+
+
+def _finish(result: Any, python: bool = False) -> Any:
+    """:func:`finish`, compiled for the C backend or (``python``) run by the Python linker."""
     from pytensor.graph.basic import Variable
 
     if isinstance(result, Variable):
-        return _evaluate([result])[0]
+        return _evaluate([result], python)[0]
     if isinstance(result, (tuple, list)) and any(isinstance(v, Variable) for v in result):
         slots = [k for k, v in enumerate(result) if isinstance(v, Variable)]
-        values = _evaluate([result[k] for k in slots])
+        values = _evaluate([result[k] for k in slots], python)
         out = list(result)
         for k, v in zip(slots, values):
             out[k] = v
@@ -131,15 +136,25 @@ def finish(result: Any) -> Any:
     return result
 
 
-def _mode() -> Any:
+def probe_call(fn: Any, *args: Any) -> Any:
+    """The dtype probe's evaluator (``validation.toml [probe.abstract]``, see
+    :func:`xamt.exec.probe.abstract_call`): the API's graph built on the cast inputs and run with
+    PyTensor's Python linker, each op's ``perform`` (the numpy and scipy code the C backend
+    falls back to), so nothing is compiled. Graph building checks the inputs' types; running
+    catches what ``perform`` refuses (``gammaln`` of complex64). A probed dtype costs
+    milliseconds, where the C backend compiles each op for it (one to three seconds a call)."""
+    return _finish(fn(*args), python=True)
+
+
+def _mode(python: bool = False) -> Any:
     if not _MODE:
         from pytensor.compile.mode import Mode
 
-        _MODE.append(Mode(linker="cvm", optimizer="o4"))
-    return _MODE[0]
+        _MODE.extend([Mode(linker="cvm", optimizer="o4"), Mode(linker="py", optimizer="o4")])
+    return _MODE[1 if python else 0]
 
 
-def _evaluate(outputs: list[Any]) -> list[Any]:
+def _evaluate(outputs: list[Any], python: bool = False) -> list[Any]:
     import numpy as np
     import pytensor
     from pytensor.graph.traversal import graph_inputs
@@ -149,9 +164,10 @@ def _evaluate(outputs: list[Any]) -> list[Any]:
         if getattr(var.tag, "xamt_value", None) is not None and var not in inputs:
             inputs.append(var)
     key = _graph_key(inputs, outputs)
+    key = None if key is None else (python, key)
     fn = _COMPILED.get(key) if key is not None else None
     if fn is None:
-        fn = pytensor.function(inputs, outputs, mode=_mode(), on_unused_input="ignore")
+        fn = pytensor.function(inputs, outputs, mode=_mode(python), on_unused_input="ignore")
         if key is not None:
             _COMPILED[key] = fn
             while len(_COMPILED) > _CACHE_SIZE:
