@@ -83,3 +83,22 @@ def graph_keys() -> dict[str, bool]:
 def compiled_files() -> int:
     """How many files this process's PyTensor compile folder holds."""
     return sum(len(f) for _, _, f in os.walk(os.environ["XAMT_PYTENSOR_CACHE_DIR"]))
+
+
+def inner_graphs() -> dict[str, Any]:
+    """``pad`` (an OpFromGraph op) computed through the adapter's ``finish`` on float32, then
+    probed on int16 (a dtype not compiled yet) through ``probe_call``: the result, the compile
+    folder's file count around each, and whether Numba was ever imported."""
+    import numpy as np
+    import pytensor.tensor as pt
+
+    from xamt.libraries import pytensor as adapter
+
+    before = compiled_files()
+    computed = adapter.finish(pt.pad(adapter.from_numpy(np.ones((2, 3), np.float32)), 1))
+    after = compiled_files()
+    numba_after_compute = "numba" in sys.modules
+    adapter.probe_call(lambda x: pt.pad(x, 1), adapter.from_numpy(np.ones((2, 3), np.int16)))
+    return {"computed": computed, "files_before": before, "files_after_compute": after,
+            "numba_after_compute": numba_after_compute, "probe_files_added": compiled_files() - after,
+            "numba_after_probe": "numba" in sys.modules}

@@ -42,7 +42,9 @@ def test_the_adapter_describes_a_venv_runtime_and_pins_pytensor_s_flags():
     # the runtime's flags win over the user's
     flags = _flags(env["PYTENSOR_FLAGS"])
     assert flags["floatX"] == "float64" and flags["cast_policy"] == "custom" and flags["openmp"] == "False"
-    assert "linker" not in flags  # the linker is pinned in code (the compiled function's mode)
+    # the C backend: pinned in code for the compiled functions, in the flags for those PyTensor
+    # compiles by itself (an OpFromGraph op's inner graph)
+    assert flags["linker"] == "cvm"
     # one compile folder per process, under the temporary folder, which the sandbox lets
     # confined workers write (a variable ending in _CACHE_DIR names it)
     folder = flags["base_compiledir"]
@@ -215,6 +217,20 @@ def test_dtypes_are_probed_on_the_python_linker_and_compile_nothing(pools):
     assert gammaln["complex64"] == ("raised", "TypeError") and gammaln["float16"][0] == "ok", gammaln
     assert invert["int32"][0] == "ok" and invert["float16"] == ("raised", "TypeError"), invert
     assert before.status is Status.OK and after.value == before.value
+
+
+@needs_venv
+def test_inner_graphs_compile_for_the_c_backend_and_probes_compile_none(pools):
+    """``pad`` is an OpFromGraph op, which compiles its inner graph with the configured linker:
+    the runtime's flags make that the C backend (PyTensor's default is Numba, seconds of LLVM
+    a call), and a dtype probe (``probe_call``) runs it on the Python linker, compiling
+    nothing."""
+    (out,) = pools.run([Task(TASKS + "inner_graphs", runtime="pytensor")], timeout=600)
+    assert out.status is Status.OK, out
+    got = out.value
+    np.testing.assert_array_equal(got["computed"], np.pad(np.ones((2, 3), np.float32), 1))
+    assert got["numba_after_compute"] is False and got["files_after_compute"] > got["files_before"]
+    assert got["probe_files_added"] == 0 and got["numba_after_probe"] is False
 
 
 @needs_venv

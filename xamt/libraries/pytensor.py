@@ -32,13 +32,20 @@ How a call runs, and why:
   linker (``"auto"``) is Numba, whose first call of each function spends seconds in LLVM (5 to
   12 s, measured, against well under 1 s for the C backend once an op's module is compiled);
   the C backend is the one that compiles each op with the C compiler into the compile folder.
-  Outputs are copied (a compiled function may reuse its output storage on the next call).
+  Outputs are copied (a compiled function may reuse its output storage on the next call). The
+  flags' ``linker=cvm`` pins it for the functions PyTensor compiles by itself too: an
+  ``OpFromGraph`` op (``pad``, the linear-control solvers) has no C code, and its ``perform``
+  compiles its inner graph with the configured default, which was Numba (8.6 s for ``pad`` on
+  float64, then 2.5 s for every new dtype, against 4.9 s and 0.1 s on the C backend).
+- Dtype probes compile nothing (:func:`probe_call`): the graph runs on the Python linker, each
+  op's ``perform``, inner graphs included.
 - The runtime's ``PYTENSOR_FLAGS`` pin the configuration that changes results or their dtypes,
   whatever the user's environment says: ``floatX=float64`` (the dtype of Python floats and of
   integer-to-float promotion), ``cast_policy=custom`` (PyTensor's own promotion rules, its
-  default), ``optimizer=o4`` (the default rewrites), ``openmp=False`` (no OpenMP threads in a
-  forked worker), ``blas__ldflags=`` (no BLAS probe at the first compilation, which would start a
-  compiler in a subprocess and warn; dot products go through numpy's BLAS),
+  default), ``optimizer=o4`` (the default rewrites), ``linker=cvm`` (the C backend, above),
+  ``openmp=False`` (no OpenMP threads in a forked worker), ``blas__ldflags=`` (no BLAS probe at
+  the first compilation, which would start a compiler in a subprocess and warn; dot products go
+  through numpy's BLAS),
   ``on_opt_error=warn`` (a failing rewrite is skipped, as by default) and
   ``base_compiledir``: a temporary folder per Xamt process (``<tmp>/xamt-pytensor-<pid>``,
   removed when that process exits), so no two processes (a build, a campaign, a test session,
@@ -142,8 +149,13 @@ def probe_call(fn: Any, *args: Any) -> Any:
     PyTensor's Python linker, each op's ``perform`` (the numpy and scipy code the C backend
     falls back to), so nothing is compiled. Graph building checks the inputs' types; running
     catches what ``perform`` refuses (``gammaln`` of complex64). A probed dtype costs
-    milliseconds, where the C backend compiles each op for it (one to three seconds a call)."""
-    return _finish(fn(*args), python=True)
+    milliseconds, where the C backend compiles each op for it (one to three seconds a call).
+    The inner graphs of ``OpFromGraph`` ops, compiled with the configured linker, run on the
+    Python linker too."""
+    import pytensor
+
+    with pytensor.config.change_flags(linker="py"):
+        return _finish(fn(*args), python=True)
 
 
 def _mode(python: bool = False) -> Any:
@@ -262,8 +274,8 @@ _REMOVE_AT_EXIT: set[str] = set()
 
 def _flags(folder: str) -> str:
     return ",".join((
-        "floatX=float64", "cast_policy=custom", "optimizer=o4", "openmp=False", "blas__ldflags=",
-        "on_opt_error=warn", f"base_compiledir={folder}"))
+        "floatX=float64", "cast_policy=custom", "optimizer=o4", "linker=cvm", "openmp=False",
+        "blas__ldflags=", "on_opt_error=warn", f"base_compiledir={folder}"))
 
 
 def adapter() -> LibraryAdapter:
