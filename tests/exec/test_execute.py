@@ -137,6 +137,29 @@ def test_abstract_probe_traces_without_running(pool, adapters):
     assert res[1]["int32"][0] == "ok" and res[1]["float64"][0] == "raised"  # popcount wants integers
 
 
+def test_jax_probes_run_a_call_its_trace_refuses(pool, adapters):
+    """JAX's probe evaluator (validation.toml) traces, and runs the call where the trace
+    raises: ``jnp.nonzero``'s output shape depends on its values, which a trace has not, yet
+    every dtype runs; ``population_count`` still refuses floats."""
+    pytest.importorskip("jax")
+    from xamt.groups.annotations import load_settings
+    from xamt.libraries.registry import Registry
+
+    abstract = load_settings().probe_abstract
+    assert abstract["jax"] == "xamt.libraries.jax:probe_call"
+    libs = dict(adapters, jax=Registry().get("jax"))
+    g = unary("x:nonzero/generic", [("jax", "jax.numpy.nonzero", "jax.numpy:nonzero"),
+                                    ("jax", "jax.lax.population_count", "jax.lax:population_count")])
+    values = materialise(seed_inputs(g)[0])
+    ex = GroupExecutor(pool, libs)
+    jobs = [(g, 0, values, [0]), (g, 1, values, [0])]
+    traced = ex.probe(jobs, ["int32", "bool"], {"jax": "jax:eval_shape"})
+    assert traced[0]["int32"] == ("raised", "jax.errors.ConcretizationTypeError")
+    nonzero, popcount = ex.probe(jobs, ["int32", "bool", "float64"], abstract)
+    assert {d: s for d, (s, _) in nonzero.items()} == {"int32": "ok", "bool": "ok", "float64": "ok"}
+    assert popcount["int32"][0] == "ok" and popcount["float64"][0] == "raised"
+
+
 def test_a_lazy_librarys_dtype_probe_computes_its_result(pool, adapters):
     """A lazy library computes in its adapter's ``finish`` hook, as a member's run does: what
     the hook raises is the probed dtype's refusal (it was taken for an output that does not

@@ -84,16 +84,17 @@ def test_a_group_task_splits_by_runtime_and_each_member_runs_on_its_backend(adap
 def test_keras_on_jax_is_dtype_probed_by_tracing_with_the_verdicts_of_running(adapters):
     """validation.toml traces Keras-on-JAX's dtype probes (``jax.eval_shape``, as JAX's own), so
     a probed dtype costs no XLA compilation per operation; the verdicts are those of running
-    the calls (bitwise_invert refuses floats, abs takes every dtype)."""
+    the calls (bitwise_invert refuses floats, abs takes every dtype), a call the trace cannot
+    take (``keras.ops.dtype`` returns a string) included."""
     from xamt.groups.annotations import load_settings
     from xamt.inputs import materialise, seed_inputs
 
     abstract = load_settings().probe_abstract
-    assert abstract["keras_jax"] == "jax:eval_shape"
+    assert abstract["keras_jax"] == "xamt.libraries.jax:probe_call"
     grp = unary("x:probe/generic", [("keras_jax", f"keras.ops.{n}", f"keras.ops:{n}")
-                                    for n in ("abs", "bitwise_invert")])
+                                    for n in ("abs", "bitwise_invert", "dtype")])
     values = materialise(seed_inputs(grp)[0])
-    jobs = [(grp, k, values, [0]) for k in range(2)]
+    jobs = [(grp, k, values, [0]) for k in range(3)]
     dtypes = ["bool", "int32", "float16", "complex64"]
     settings = pool_settings([adapters["numpy"], adapters["keras_jax"]])
     with open_pool(workers=1, spares=0, timeout=120, confirm=False, **settings) as pool:
@@ -104,3 +105,4 @@ def test_keras_on_jax_is_dtype_probed_by_tracing_with_the_verdicts_of_running(ad
     assert statuses == [{d: s for d, (s, _) in r.items()} for r in ran]
     assert statuses[0] == dict.fromkeys(dtypes, "ok")
     assert statuses[1]["int32"] == "ok" and statuses[1]["float16"] == "raised"
+    assert statuses[2] == dict.fromkeys(dtypes, "ok")

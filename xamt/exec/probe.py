@@ -56,8 +56,8 @@ def probe_dtypes(member: Sequence[Any], values: Mapping[int, Any], data_slots: S
     ``raised``; a result that cannot be converted to numpy counts as ``ok``: the call worked).
     A lazy library's result is computed by its adapter's ``finish`` hook first, and what that
     raises is the call's refusal.
-    ``abstract`` names an evaluator (``"jax:eval_shape"``) that traces the call instead of
-    running it, for libraries that compile every new dtype (the probe then costs a trace).
+    ``abstract`` names an evaluator (``"xamt.libraries.jax:probe_call"``) that is given the
+    call instead of it being run, for libraries that compile every new dtype (JAX's traces it).
     """
     from xamt.inputs.arrays import numpy_dtype
 

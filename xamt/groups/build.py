@@ -37,7 +37,7 @@ __all__ = ["BUILD_VERSION", "BuildResult", "build_registry", "registry_stats", "
 _log = get_logger("groups.build")
 
 #: bump when validation rules change in code: every candidate is validated again
-BUILD_VERSION = 9
+BUILD_VERSION = 10
 #: seconds (at most a tenth of the budget) that candidates in flight when a build's budget is
 #: spent may take to finish; the rest are left, unvalidated, for the next build
 BUDGET_GRACE_S = 60.0

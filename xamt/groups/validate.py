@@ -810,7 +810,7 @@ class _Validator:
             info.accepted = [d for d in sorted(res, key=_order) if res[d][0] == "ok"]
             abstract = self.ctx.settings.probe_abstract.get(self.group.members[i].library)
             if abstract:
-                info.notes.append(f"dtypes: probed without compiling ({abstract})")
+                info.notes.append(f"dtypes: probed by {abstract}")
             eager_accepted.append(set(info.accepted))
         common = set.intersection(*eager_accepted) if eager_accepted else set()
         for i in compiled:
