@@ -2,9 +2,10 @@
 
 The sandbox resolves :func:`probe_dtypes` as ``"xamt.exec.probe:probe_dtypes"``; the parent side
 is :meth:`GroupExecutor.probe <xamt.exec.group.GroupExecutor.probe>`. A member is called as
-everywhere else (:mod:`xamt.exec.member`), with its data arrays cast to each dtype in turn, or
-evaluated another way for libraries that compile every new dtype (``validation.toml [probe.abstract]``:
-``jax.eval_shape`` traces; PyTensor's adapter runs its graph without compiling).
+everywhere else (:mod:`xamt.exec.member`), with its data arrays cast to each dtype in turn, or,
+for libraries that compile every new dtype, given to an evaluator that compiles nothing
+(``validation.toml [probe.abstract]``: JAX's traces the call, PyTensor's runs its graph on the
+Python linker).
 """
 from __future__ import annotations
 
