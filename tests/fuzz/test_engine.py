@@ -146,10 +146,10 @@ def test_the_local_executor_sends_isolated_items_to_the_isolation_pool():
     main, apart = _RecordingPool(), _RecordingPool()
     iso = {"pool": None}
     ex = LocalExecutor(main, Gx(), isolation=lambda: iso["pool"])
-    ex.submit(1, SimpleNamespace(tag="a", isolate=True))   # no isolation pool yet: the main one
+    ex.submit_many([(1, SimpleNamespace(tag="a", isolate=True))])   # no isolation pool yet: the main one
     iso["pool"] = apart
-    ex.submit(2, SimpleNamespace(tag="b", isolate=True))
-    ex.submit(3, SimpleNamespace(tag="c", isolate=False))
+    ex.submit_many([(2, SimpleNamespace(tag="b", isolate=True))])
+    ex.submit_many([(3, SimpleNamespace(tag="c", isolate=False))])
     assert sorted(ex.wait(1.0)) == [(1, "a"), (2, "b"), (3, "c")]
     assert main.ran == ["a", "c"] and apart.ran == ["b"]
 

@@ -51,11 +51,9 @@ class LocalExecutor:
         self._gx = group_executor
         self._isolation = isolation
 
-    def submit(self, token: int, item: Any) -> None:
-        self._scheduler.start(token, self._gx.run_steps([item]), pool=self._pool_for(item))
-
     def submit_many(self, pairs: list[tuple[int, Any]]) -> None:
-        """``submit`` for each ``(token, item)``, their tasks handed to the pool in one batch."""
+        """Start each ``(token, item)``, their tasks handed to the pool in one batch (an isolated
+        item's to the isolation pool)."""
         self._scheduler.start_many([(token, self._gx.run_steps([item]), self._pool_for(item))
                                     for token, item in pairs])
 
