@@ -21,10 +21,11 @@ from typing import Any, Callable, Iterable, Sequence
 from xamt.errors import MatchingError, XamtError
 from xamt.groups.annotations import load_annotations, load_settings
 from xamt.exec.group import GroupExecutor
-from xamt.exec.pools import open_pool, pool_settings
+from xamt.exec.pools import MAIN_RUNTIME, open_pool, pool_settings, runtime_of
 from xamt.groups.model import REGISTRY_SCHEMA, load_registry
 from xamt.exec.normalise import load_normalisation_rules
 from xamt.exec.schedule import Scheduler
+from xamt.exec.window import RuntimeWindow, pool_workers, runtime_caps
 from xamt.groups.validate import CandidateResult, Context, validate_candidate
 from xamt.inputs.rules import load_input_rules
 from xamt.libraries.registry import Registry
@@ -271,14 +272,16 @@ def build_registry(
             else:
                 runner = _LocalBuild(pool, BuildJobs(adapters, rules, norms, annotations, settings,
                                                      versions, probe))
-            queue = list(reversed(todo))
+            window: RuntimeWindow[Any] = RuntimeWindow(
+                settings.window * runner.pools, runtime_caps(settings.window * runner.pools, runner.workers))
+            for g, _ in todo:
+                window.push(g.key, g, {runtime_of(adapters[m.library]) or MAIN_RUNTIME for m in g.members})
             fingerprints = {g.key: fp for g, fp in todo}
-            while queue or len(runner):
-                if budget_s is not None and queue and time.monotonic() - t0 >= budget_s:
-                    left = len(queue)
+            while len(window) or len(runner):
+                if budget_s is not None and len(window) and time.monotonic() - t0 >= budget_s:
+                    left = window.clear()
                     _log.warning("registry build: budget of %.0f s spent; %d candidate(s) left for the next "
                                  "`xamt groups build`, which resumes from here", budget_s, left)
-                    queue.clear()
                 if (budget_s is not None and len(runner)
                         and time.monotonic() - t0 >= budget_s + min(BUDGET_GRACE_S, budget_s / 10)):
                     # what is still in flight is left for the next build: a library whose probes
@@ -289,12 +292,12 @@ def build_registry(
                     _log.warning("registry build: %d candidate(s) still in flight after the budget's grace "
                                  "are left for the next build", abandoned)
                     break
-                while queue and len(runner) < settings.window * runner.pools:
-                    g, _ = queue.pop()
+                for g in window.take():
                     bar.started(g.key)
                     runner.start(g)
                 # with a budget, the wait wakes each second to look at the clock
                 for key, result in runner.wait(1.0 if budget_s is not None else None):
+                    window.finished(key)
                     _persist(store, vkey, result, fingerprints[key])
                     built += 1
                     bar.finished(key)
@@ -368,6 +371,8 @@ class _LocalBuild:
         jobs.setup(pool)
         self.jobs = jobs
         self.scheduler = Scheduler(pool)
+        #: workers per runtime pool, which size each runtime's share of the window
+        self.workers = pool_workers(pool, MAIN_RUNTIME)
 
     def __len__(self) -> int:
         return len(self.scheduler)
@@ -394,6 +399,8 @@ class _RayBuild:
         self.session = RaySession(address, jobs, conf, local_cpus=workers, out_dir=out_dir)
         self.shards = self.session.shards
         self.pools = len(self.shards.actors)
+        # each actor's pool set is opened as a local one is: other runtimes get one worker
+        self.workers = {MAIN_RUNTIME: max(1, workers), **{name: 1 for name in conf.get("runtimes") or {}}}
         self._keys: dict[int, str] = {}
         self._tokens = 0
         self.summary: dict[str, Any] = {}
