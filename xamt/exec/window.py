@@ -89,8 +89,6 @@ class RuntimeWindow(Generic[T]):
             if not best:
                 del self._queues[needs_best]
             self._queued -= 1
-            if key in self._running:
-                raise ValueError(f"{key!r} is already running")
             self._running[key] = needs_best
             self._inflight.update(needs_best)
             started.append(item)

@@ -88,8 +88,9 @@ def select_candidates(groups: Iterable[Any], libraries: Sequence[str], *,
 
 
 def _build_order(g: Any) -> tuple:
-    """The order candidates are validated in, which is what a build cut short by its budget
-    keeps: cross-library groups first (the headline); then the intra relations that name one
+    """The order candidates start in (each as soon as its runtimes' pools have room:
+    :mod:`xamt.exec.window`), which is what a build cut short by its budget keeps:
+    cross-library groups first (the headline); then the intra relations that name one
     API's forms (aliases, methods, in-place and ``out=`` variants, namespace twins); those
     with a compiled member (a compilation per API); inferred pairs last, the best scored first
     (DeepREL's inference proposes ten peers per API, most of them status-equivalent only);
