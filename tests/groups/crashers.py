@@ -21,6 +21,14 @@ def noisy(x):
     return np.asarray(x) + np.random.default_rng().random(np.shape(x))
 
 
+def nap_abs(x):
+    """abs, after half a second (a library whose every call is slow)."""
+    import time
+
+    time.sleep(0.5)
+    return np.abs(x)
+
+
 def slow_abs(x):
     """abs, eventually (used for timeouts)."""
     import time

@@ -445,3 +445,38 @@ def test_candidates_are_validated_cross_library_first_and_inferred_pairs_last_be
              cand("a:alias", "alias", ["numpy", "numpy"]), cand("x:sum", "cross_library", ["numpy", "jax"])]
     order = [g.key for g in select_candidates(cands, ["numpy", "jax"])]
     assert order == ["x:sum", "a:alias", "c:jit", "i:high", "i:low"]
+
+
+def test_a_slow_one_worker_runtime_does_not_hold_up_the_main_pools_candidates(tmp_path, adapters):
+    """Candidates whose members run in a one-worker runtime of their own get only its share of
+    the window (xamt.exec.window): the main pool's candidates queued behind them run beside
+    them. With one window for all, the slow ones queued first held every slot (late in an
+    eighteen-library build, PyTensor's held all 96 while the main pool sat idle)."""
+    import dataclasses
+
+    from xamt.datafiles import read_toml
+    from xamt.exec.pools import open_pool, pool_settings
+    from xamt.libraries.base import Runtime
+    from tests.groups.helpers import fake_adapter
+
+    slow_lib = dataclasses.replace(fake_adapter("slowlib"), runtime=Runtime("slowrt"))
+    libs = {"numpy": adapters["numpy"], "crashy": adapters["crashy"], "slowlib": slow_lib}
+    settings = tmp_path / "validation.toml"
+    text = read_toml("validation.toml")[2]
+    assert "\nwindow = 96\n" in text
+    settings.write_text(text.replace("\nwindow = 96\n", "\nwindow = 2\n"), encoding="utf-8")
+    slow = [unary(f"x:a-slow{k}/generic", [("numpy", "numpy.abs", "numpy:abs"),
+                                           ("slowlib", f"slowlib.nap{k}", f"{C}:nap_abs")]) for k in range(2)]
+    fast = [unary(f"x:b-fast{k}/generic", [("numpy", "numpy.abs", "numpy:abs"),
+                                           ("crashy", "numpy.absolute", "numpy:absolute")]) for k in range(2)]
+    done = []
+    conf = pool_settings(a for n, a in libs.items() if n != "crashy")
+    assert list(conf["runtimes"]) == ["slowrt"]
+    with open_pool(workers=2, timeout=10, confirm=False, max_tasks_per_worker=None, **conf) as pool:
+        res = build_registry(Store(tmp_path / "xamt.db"), candidates=slow + fast, pool=pool,
+                             registry=Registry(list(libs.values())), probe=False,
+                             data_paths={"settings": str(settings)},
+                             on_result=lambda r: done.append(r.candidate))
+    assert res.built == 4
+    # the order starts the slow ones first; the fast ones still finish first
+    assert sorted(done[:2]) == ["x:b-fast0/generic", "x:b-fast1/generic"], done
