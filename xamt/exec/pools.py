@@ -14,11 +14,13 @@ import os
 import platform
 from typing import Any, Iterable, Mapping
 
-__all__ = ["MAIN_RUNTIME", "runtime_of", "pool_settings", "open_pool", "compile_cache_dir",
-           "compatible"]
+__all__ = ["MAIN_RUNTIME", "RUNTIME_WORKERS", "runtime_of", "pool_settings", "open_pool",
+           "compile_cache_dir", "compatible"]
 
 #: the name of the main zygote's pool in a :class:`sandbox.PoolSet`
 MAIN_RUNTIME = "main"
+#: workers of each other runtime's pool by default (their libraries take a small share of the calls)
+RUNTIME_WORKERS = 1
 
 
 def runtime_of(adapter: Any) -> str | None:
@@ -91,8 +93,8 @@ def pool_settings(libraries: Iterable[Any], out_dir: str | None = None) -> dict[
             "runtimes": runtimes}
 
 
-def open_pool(*, runtimes: Mapping[str, Mapping[str, Any]] | None = None, runtime_workers: int = 1,
-              **kwargs: Any) -> Any:
+def open_pool(*, runtimes: Mapping[str, Mapping[str, Any]] | None = None,
+              runtime_workers: int = RUNTIME_WORKERS, **kwargs: Any) -> Any:
     """A :class:`sandbox.SandboxPool` with ``kwargs``; with ``runtimes`` (from
     :func:`pool_settings`), a :class:`sandbox.PoolSet` of it (``main``) and one pool per runtime,
     with the same settings, that runtime's preloads, interpreter and environment on top, and

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Sequence
 from xamt.errors import MatchingError, XamtError
 from xamt.groups.annotations import load_annotations, load_settings
 from xamt.exec.group import GroupExecutor
-from xamt.exec.pools import MAIN_RUNTIME, open_pool, pool_settings, runtime_of
+from xamt.exec.pools import MAIN_RUNTIME, RUNTIME_WORKERS, open_pool, pool_settings, runtime_of
 from xamt.groups.model import REGISTRY_SCHEMA, load_registry
 from xamt.exec.normalise import load_normalisation_rules
 from xamt.exec.schedule import Scheduler
@@ -273,8 +273,8 @@ def build_registry(
             else:
                 runner = _LocalBuild(pool, BuildJobs(adapters, rules, norms, annotations, settings,
                                                      versions, probe))
-            window: RuntimeWindow[Any] = RuntimeWindow(
-                settings.window * runner.pools, runtime_caps(settings.window * runner.pools, runner.workers))
+            in_flight = settings.window * runner.pools
+            window: RuntimeWindow[Any] = RuntimeWindow(in_flight, runtime_caps(in_flight, runner.workers))
             for g, _ in todo:
                 window.push(g.key, g, {runtime_of(adapters[m.library]) or MAIN_RUNTIME for m in g.members})
             fingerprints = {g.key: fp for g, fp in todo}
@@ -400,8 +400,9 @@ class _RayBuild:
         self.session = RaySession(address, jobs, conf, local_cpus=workers, out_dir=out_dir)
         self.shards = self.session.shards
         self.pools = len(self.shards.actors)
-        # each actor's pool set is opened as a local one is: other runtimes get one worker
-        self.workers = {MAIN_RUNTIME: max(1, workers), **{name: 1 for name in conf.get("runtimes") or {}}}
+        # each actor's pool set is opened as a local one is (open_pool's default for other runtimes)
+        self.workers = {MAIN_RUNTIME: max(1, workers),
+                        **{name: RUNTIME_WORKERS for name in conf.get("runtimes") or {}}}
         self._keys: dict[int, str] = {}
         self._tokens = 0
         self.summary: dict[str, Any] = {}
