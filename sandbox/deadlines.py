@@ -79,19 +79,32 @@ class Deadlines:
         index, started_at = w.running()
         if index >= 0:
             p = w.inflight[index]
-            if p.timeout is not None:
-                deadline = started_at + p.timeout
+            step = p.task.step_timeout
+            if p.timeout is not None or step is not None:
+                deadline = started_at + p.timeout if p.timeout is not None else math.inf
+                check = deadline
+                note = None
+                if step is not None:
+                    mark, marked_at = w.progress.read_mark()
+                    if mark is not None and marked_at >= started_at:  # a mark of this task
+                        if marked_at + step < deadline:
+                            deadline = check = marked_at + step
+                            note = f"killed: its step {mark} ran past the {step:g} s step limit"
+                    else:  # no mark yet: look again in a step's time
+                        check = min(deadline, now + step)
                 if now >= deadline:
-                    self._begin_kill(w, "timeout", p, started_at)
+                    self._begin_kill(w, "timeout", p, started_at, note)
                 else:
-                    w.next_check = deadline
+                    w.next_check = check
                 return
         # between tasks, or running one without a limit: the next task to start may have one
         rest = [p.timeout for p in itertools.islice(w.inflight, index + 1, None) if p.timeout is not None]
         w.next_check = now + min(rest) if rest else None
 
-    def _begin_kill(self, w: WorkerRecord, reason: str, p: Optional[Pending] = None, started_at: float = 0.0) -> None:
+    def _begin_kill(self, w: WorkerRecord, reason: str, p: Optional[Pending] = None, started_at: float = 0.0,
+                    note: Optional[str] = None) -> None:
         w.kill_reason = reason
+        w.kill_note = note
         w.kill_tid = p.tid if p is not None else None
         w.kill_started_at = started_at
         w.next_check = None

@@ -146,9 +146,10 @@ def _may_hold_refs(items: Iterable[Any]) -> bool:
 
 
 def _task_from_state(steps, convert, convert_kwargs, device, timeout, affinity, confirm,
-                     runtime=None) -> "Task":
+                     runtime=None, step_timeout=None) -> "Task":
     return Task.chain(steps, convert=convert, convert_kwargs=convert_kwargs, device=device,
-                      timeout=timeout, affinity=affinity, confirm=confirm, runtime=runtime)
+                      timeout=timeout, affinity=affinity, confirm=confirm, runtime=runtime,
+                      step_timeout=step_timeout)
 
 
 class Task:
@@ -164,6 +165,11 @@ class Task:
     * ``device``: passed to ``convert`` as the keyword ``device=`` (so ``convert`` must accept it,
       e.g. ``"torch:as_tensor"``); requires ``convert``.
     * ``timeout``: this task's wall-clock limit in seconds (default: the pool's).
+    * ``step_timeout``: seconds each part the task marks with :func:`sandbox.mark` may run. From
+      a mark on, the task must mark again or finish within this, or it is killed as a timeout
+      whose :attr:`Outcome.mark` names the part that ran over. Before its first mark only
+      ``timeout`` applies. A task of many items (one call per dtype) that hangs in one then
+      loses that item's limit, not the whole task's.
     * ``affinity``: a key (a string); tasks with the same key go to the same worker while it
       lives, so what a worker caches per process (JIT-compiled kernels, resolved functions)
       serves them all. A hint, never a wait: a worker with nothing of its own takes others'.
@@ -177,7 +183,7 @@ class Task:
     """
 
     __slots__ = ("steps", "convert", "convert_kwargs", "device", "timeout", "affinity", "confirm",
-                 "runtime")
+                 "runtime", "step_timeout")
 
     def __init__(
         self,
@@ -192,9 +198,10 @@ class Task:
         affinity: Optional[str] = None,
         confirm: Optional[bool] = None,
         runtime: Optional[str] = None,
+        step_timeout: Optional[float] = None,
     ) -> None:
         self._init((Step(fn, args, kwargs),), convert, convert_kwargs, device, timeout, affinity, confirm,
-                   runtime)
+                   runtime, step_timeout)
 
     @classmethod
     def chain(
@@ -208,14 +215,16 @@ class Task:
         affinity: Optional[str] = None,
         confirm: Optional[bool] = None,
         runtime: Optional[str] = None,
+        step_timeout: Optional[float] = None,
     ) -> "Task":
         """A task running ``steps`` in order; ``Ref(i)`` in a step's arguments is step i's result."""
         task = cls.__new__(cls)
-        task._init(tuple(steps), convert, convert_kwargs, device, timeout, affinity, confirm, runtime)
+        task._init(tuple(steps), convert, convert_kwargs, device, timeout, affinity, confirm, runtime,
+                   step_timeout)
         return task
 
     def _init(self, steps, convert, convert_kwargs, device, timeout, affinity=None, confirm=None,
-              runtime=None) -> None:
+              runtime=None, step_timeout=None) -> None:
         if not steps:
             raise TaskError("a task needs at least one step")
         for index, step in enumerate(steps):
@@ -241,6 +250,11 @@ class Task:
             if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (0 < timeout < math.inf):
                 raise TaskError(f"timeout must be a positive finite number of seconds, got {timeout!r}")
             timeout = float(timeout)
+        if step_timeout is not None:
+            if (isinstance(step_timeout, bool) or not isinstance(step_timeout, (int, float))
+                    or not (0 < step_timeout < math.inf)):
+                raise TaskError(f"step_timeout must be a positive finite number of seconds, got {step_timeout!r}")
+            step_timeout = float(step_timeout)
         if affinity is not None and not isinstance(affinity, str):
             raise TaskError(f"affinity must be a string key, got {type(affinity).__name__}")
         if confirm is not None and not isinstance(confirm, bool):
@@ -255,6 +269,7 @@ class Task:
         object.__setattr__(self, "affinity", affinity)
         object.__setattr__(self, "confirm", confirm)
         object.__setattr__(self, "runtime", runtime)
+        object.__setattr__(self, "step_timeout", step_timeout)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Task is immutable")
@@ -262,7 +277,7 @@ class Task:
     def __reduce__(self) -> Tuple[Any, ...]:
         # pickles through chain(): a task can travel to another process (a Ray actor's pool)
         return (_task_from_state, (self.steps, self.convert, self.convert_kwargs, self.device,
-                                   self.timeout, self.affinity, self.confirm, self.runtime))
+                                   self.timeout, self.affinity, self.confirm, self.runtime, self.step_timeout))
 
     @property
     def fn(self) -> str:

@@ -778,7 +778,7 @@ class SandboxPool(ZygoteClient, Deadlines):
         w.dispatched += len(batch)
         w.state = BUSY
         if was_idle:
-            timeouts = [p.timeout for p in batch if p.timeout is not None]
+            timeouts = [t for p in batch for t in (p.timeout, p.task.step_timeout) if t is not None]
             w.next_check = time.monotonic() + min(timeouts) if timeouts else None
         try:
             channel.send_packets(w.sock, [p.packet for p in batch])
@@ -950,10 +950,13 @@ class SandboxPool(ZygoteClient, Deadlines):
             # with the stack dump in its stderr
             w.kill_tid = None
             outcome = Outcome(
-                status=Status.TIMEOUT, error_message=f"killed after {p.timeout:g} s", stdout_tail=stdout,
-                stderr_tail=stderr, duration_s=time.monotonic() - w.kill_started_at, max_rss_bytes=rss,
-                worker_pid=w.pid, task=p.task, native=w.native,
+                status=Status.TIMEOUT, error_message=w.kill_note or f"killed after {p.timeout:g} s",
+                stdout_tail=stdout, stderr_tail=stderr, duration_s=time.monotonic() - w.kill_started_at,
+                max_rss_bytes=rss, worker_pid=w.pid, task=p.task, native=w.native,
             )
+            mark, marked_at = w.progress.read_mark()
+            if mark is not None and marked_at >= w.kill_started_at:
+                outcome.mark, outcome.mark_s = mark, max(0.0, time.monotonic() - marked_at)
             # the worker lives on until the kill: its CPU from /proc
             outcome.cpu_s = _task_cpu(w, cpu_seconds(w.pid) if w.pid is not None else None)
         else:
@@ -1068,7 +1071,7 @@ class SandboxPool(ZygoteClient, Deadlines):
             if w.greeted:
                 outcome.cpu_s = _task_cpu(w, cpu_s)
             if status == Status.TIMEOUT:
-                outcome.error_message = f"killed after {culprit.timeout:g} s"
+                outcome.error_message = w.kill_note or f"killed after {culprit.timeout:g} s"
                 outcome.native = w.native
             elif wait_status is None and status == Status.CRASHED:
                 outcome.error_message = "the worker vanished (its exit status is unknown)"

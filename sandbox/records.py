@@ -63,7 +63,7 @@ class WorkerRecord:
         "wid", "sock", "reader", "workdir", "progress", "pid", "pidfd", "state", "inflight", "frames",
         "reported", "dispatched", "next_check", "data_limit", "mode", "kill_reason", "kill_tid",
         "kill_started_at", "kill_at", "dead_at", "retire_after", "registered", "exit_deadline", "oom_kills",
-        "greeted", "requested_at", "anon_base", "memory_check_at", "native",
+        "greeted", "requested_at", "anon_base", "memory_check_at", "native", "kill_note",
     )
 
     def __init__(self, wid: int, sock: socket.socket, workdir: str, progress: ProgressPage) -> None:
@@ -85,6 +85,7 @@ class WorkerRecord:
         self.kill_reason: Optional[str] = None
         self.kill_tid: Optional[int] = None
         self.kill_started_at = 0.0
+        self.kill_note: Optional[str] = None  # a timeout's message other than the task's limit
         self.kill_at: Optional[float] = None
         self.dead_at: Optional[float] = None
         self.retire_after = False

@@ -77,6 +77,19 @@ def steps_then(fail_at: int, how: str = "segfault", steps: int = 5) -> int:
     return steps
 
 
+def paced_steps(pause: float, steps: int, hang_at: int = -1) -> int:
+    """Walk ``steps`` steps of ``pause`` seconds each, marking each; at ``hang_at`` spin forever."""
+    from sandbox import mark
+
+    for step in range(steps):
+        mark(step)
+        if step == hang_at:
+            while True:
+                pass
+        time.sleep(pause)
+    return steps
+
+
 # --- hangs ----------------------------------------------------------------------------------
 
 def endless_loop() -> None:

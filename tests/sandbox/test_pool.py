@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import pickle
 import random
 import threading
 import time
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from sandbox import (
-    ConfigError, EncodeError, PoolClosedError, Ref, SandboxPool, Status, Step, Task, ZygoteError,
+    ConfigError, EncodeError, PoolClosedError, Ref, SandboxPool, Status, Step, Task, TaskError, ZygoteError,
 )
 
 from .conftest import BAD, MEMORY_LIMIT
@@ -261,6 +262,30 @@ def test_a_dead_task_names_the_step_it_marked_last():
     assert done.ok and done.value == 5 and done.mark is None  # only a death carries its mark
     # a task that set no mark of its own names none (the page is reset per task)
     assert unmarked.status == Status.CRASHED and unmarked.mark is None
+
+
+def test_a_step_limit_kills_the_part_that_hangs_not_the_whole_task():
+    """Each marked part may take ``step_timeout``: a task of many quick parts runs longer than
+    that in all; one that hangs in a part is killed a step limit after its mark, long before
+    its task limit, naming the part; before the first mark only the task limit applies."""
+    with SandboxPool(workers=1, spares=0, batch_size=4, timeout=1.0, confirm=False) as pool:
+        paced, hung, unmarked = pool.run([
+            Task(BAD + "paced_steps", (0.3, 6), timeout=30, step_timeout=1.0),
+            Task(BAD + "paced_steps", (0.2, 5, 2), timeout=30, step_timeout=1.0),
+            Task(BAD + "endless_loop", timeout=1.5, step_timeout=0.3)])
+    assert paced.ok and paced.value == 6 and paced.duration_s > 1.5, paced
+    assert hung.status == Status.TIMEOUT and hung.mark == 2, hung
+    assert 1.3 <= hung.duration_s < 5 and 1.0 <= hung.mark_s < 4, hung
+    assert "step 2" in hung.error_message and "1 s" in hung.error_message, hung.error_message
+    assert unmarked.status == Status.TIMEOUT and unmarked.mark is None and unmarked.duration_s >= 1.5, unmarked
+    assert unmarked.error_message == "killed after 1.5 s"
+
+
+def test_a_step_limit_is_checked_like_the_task_limit():
+    assert pickle.loads(pickle.dumps(Task("numpy:sum", step_timeout=2))).step_timeout == 2.0
+    for bad in (0, -1, float("inf"), True, "1"):
+        with pytest.raises(TaskError, match="step_timeout"):
+            Task("numpy:sum", step_timeout=bad)
 
 
 def test_per_task_timeout_overrides_the_pool_default(numpy_pool):
