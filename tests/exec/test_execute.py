@@ -113,6 +113,25 @@ def test_cross_library_torch_and_dtype_probe(pool, adapters):
     assert probed[1]["bool"][0] == "raised"  # torch.abs refuses bool tensors
 
 
+def test_a_probe_that_hangs_in_one_dtype_costs_that_dtypes_limit(pool, adapters):
+    """The probe task is killed a limit into the dtype that hangs, not after the task's limit
+    (the limit times the dtypes); that dtype is a timeout without a second run, and the others
+    are re-run one by one."""
+    import time
+
+    g = unary("x:abs/generic", [("crashy", "tests.groups.crashers.hangs_on_int64",
+                                 "tests.groups.crashers:hangs_on_int64")])
+    ex = GroupExecutor(pool, adapters)
+    values = materialise(seed_inputs(g)[0])
+    dtypes = ["float64", "int32", "int64", "bool", "float32", "uint8"]
+    start = time.monotonic()
+    (probed,) = ex.probe([(g, 0, values, [0])], dtypes, limits=[1.0])
+    took = time.monotonic() - start
+    assert probed["int64"][0] == "timeout", probed
+    assert all(probed[d][0] == "ok" for d in dtypes if d != "int64"), probed
+    assert took < 4.0, took  # the task's own limit is 6 s, and a second run of int64 1 s more
+
+
 def test_throughput_smoke(pool, adapters):
     """Many cheap group-iterations in one batch (the fuzzer's use); the figure is in bench/."""
     g = unary("x:abs/generic", [("numpy", "numpy.abs", "numpy:abs"), ("numpy", "numpy.absolute", "numpy:absolute")])

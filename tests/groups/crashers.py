@@ -29,6 +29,14 @@ def nap_abs(x):
     return np.abs(x)
 
 
+def hangs_on_int64(x):
+    """abs, but spins forever on int64 input (one dtype of a probe hangs)."""
+    if np.asarray(x).dtype == np.int64:
+        while True:
+            pass
+    return np.abs(x)
+
+
 def slow_abs(x):
     """abs, eventually (used for timeouts)."""
     import time

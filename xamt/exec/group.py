@@ -479,9 +479,11 @@ class GroupExecutor:
         """Which of ``dtypes`` each member accepts.
 
         ``jobs``: ``(group, member index, materialised values, data slots)``. Returns per job a
-        mapping dtype → ``(status, error_type)``. A probe task that dies is re-run one dtype per
-        task, so a dtype that crashes the library is recorded as ``crashed``. ``limits``: per
-        job, seconds one dtype's call may take (None: the executor's timeout).
+        mapping dtype → ``(status, error_type)``. ``limits``: per job, seconds one dtype's call
+        may take (None: the executor's timeout); a probe task is killed in the dtype that runs
+        past it, which is recorded as ``timeout``. A probe task that dies is re-run one dtype per
+        task (but for the dtype that timed out), so a dtype that crashes the library is recorded
+        as ``crashed``.
         """
         from xamt.exec.schedule import drive
 
@@ -516,9 +518,11 @@ class GroupExecutor:
                     keys[j] = key
             spec = list(self.spec(group.members[mi]))
             evaluator = abstract.get(group.members[mi].library)
+            # each dtype marks its start: one that hangs costs its own limit, not the task's
             tasks.append(Task(PROBE_DTYPES, args=(spec, dict(values), list(data_slots), list(dtypes), evaluator),
                               timeout=min(self.max_task_timeout, limit(j) * max(1, len(dtypes))),
-                              affinity=_affinity(group), runtime=self.runtime(group.members[mi])))
+                              step_timeout=limit(j), affinity=_affinity(group),
+                              runtime=self.runtime(group.members[mi])))
             owner.append(j)
         outcomes = (yield tasks) if tasks else []
         self.stats["probe_tasks"] += len(tasks)
@@ -532,7 +536,15 @@ class GroupExecutor:
             group, mi, values, data_slots = jobs[j]
             spec = list(self.spec(group.members[mi]))
             evaluator = abstract.get(group.members[mi].library)
+            hung = None
+            if (outcome.status == "timeout" and outcome.mark is not None and 0 <= outcome.mark < len(dtypes)
+                    and (outcome.mark_s or 0.0) >= limit(j)):
+                # killed a step limit into this dtype: its verdict is known, the others re-run
+                hung = dtypes[outcome.mark]
+                results[j][hung] = (str(outcome.status), outcome.error_type)
             for d in dtypes:
+                if d == hung:
+                    continue
                 retry.append(Task(PROBE_DTYPES, args=(spec, dict(values), list(data_slots), [d], evaluator),
                                   timeout=limit(j), runtime=self.runtime(group.members[mi])))
                 retry_owner.append((j, d))
