@@ -1,6 +1,7 @@
 import io
 import json
 from contextlib import redirect_stdout
+from pathlib import Path
 
 import pytest
 
@@ -480,3 +481,21 @@ def test_a_slow_one_worker_runtime_does_not_hold_up_the_main_pools_candidates(tm
     assert res.built == 4
     # the order starts the slow ones first; the fast ones still finish first
     assert sorted(done[:2]) == ["x:b-fast0/generic", "x:b-fast1/generic"], done
+
+
+def test_a_build_keeps_jaxs_compiled_programs_in_the_output_folders_cache(tmp_path, monkeypatch):
+    """The build's workers write JAX's compiled programs to ``<out>/cache/<key>/jax``, where the
+    other workers, later builds and the campaign read them. ``{cache}`` in validation.toml was
+    once left unreplaced by the build: each worker then kept a cache of its own in its working
+    folder, lost when it exited."""
+    pytest.importorskip("jax", reason="jax is not installed")
+    from xamt.exec.pools import compile_cache_dir
+
+    monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR", raising=False)
+    libs = [a for a in Registry() if a.name in ("numpy", "jax")]
+    g = unary("x:abs/generic", [("numpy", "numpy.abs", "numpy:abs"), ("jax", "jax.numpy.abs", "jax.numpy:abs")])
+    res = build_registry(Store(tmp_path / "xamt.db"), candidates=[g], registry=Registry(libs), probe=False,
+                         workers=1)
+    assert res.built == 1
+    jax_cache = Path(compile_cache_dir(str(tmp_path.resolve()), libs)) / "jax"
+    assert jax_cache.is_dir() and any(jax_cache.iterdir()), sorted(p.name for p in tmp_path.rglob("*"))

@@ -58,7 +58,8 @@ def _preloads(libraries: Iterable[Any]) -> tuple[list[str], list[str], dict[str,
     return preload, warmup, env
 
 
-def pool_settings(libraries: Iterable[Any], out_dir: str | None = None) -> dict[str, Any]:
+def pool_settings(libraries: Iterable[Any], out_dir: str | None = None,
+                  environment: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``preload``, ``warmup``, ``env``, ``file_size_limit`` and ``runtimes`` for
     :func:`open_pool` (the first four are a :class:`sandbox.SandboxPool`'s, for the main zygote's
     libraries; ``runtimes`` maps each other runtime's name to its ``preload``, ``warmup``,
@@ -66,8 +67,9 @@ def pool_settings(libraries: Iterable[Any], out_dir: str | None = None) -> dict[
 
     With ``out_dir`` the worker environment of ``validation.toml`` (``[environment]``: on-disk
     caches of compiled programs, JAX's and TorchInductor's) is added, ``{cache}`` standing for
-    :func:`compile_cache_dir` and ``{out}`` for the output folder; ``file_size_limit`` leaves
-    room for TorchInductor's precompiled header (~150 MB).
+    :func:`compile_cache_dir` and ``{out}`` for the output folder; ``environment`` replaces that
+    table (a build's own ``validation.toml``). A variable set in this process wins over the
+    table's. ``file_size_limit`` leaves room for TorchInductor's precompiled header (~150 MB).
     """
     libraries = list(libraries)
     main = [a for a in libraries if runtime_of(a) is None]
@@ -87,7 +89,8 @@ def pool_settings(libraries: Iterable[Any], out_dir: str | None = None) -> dict[
     if out_dir is not None:
         base = os.path.abspath(out_dir)
         cache = compile_cache_dir(base, libraries)
-        for key, value in _worker_environment().items():
+        table = _worker_environment() if environment is None else environment
+        for key, value in table.items():
             env.setdefault(key, os.environ.get(key, value.replace("{cache}", cache).replace("{out}", base)))
     return {"preload": tuple(preload), "warmup": tuple(warmup), "env": env, "file_size_limit": 1 << 30,
             "runtimes": runtimes}

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -251,10 +250,9 @@ def build_registry(
     own_pool = pool is None and not ray
     conf: dict[str, Any] = {}
     if pool is None and todo:
-        conf = pool_settings(adapters.values())
-        out_dir = str(store.path.parent.resolve())
-        conf["env"].update({k: os.environ.get(k, v.replace("{out}", out_dir))
-                            for k, v in settings.environment.items()})
+        # the compile caches in the output folder, where later builds and the campaign find them
+        conf = pool_settings(adapters.values(), out_dir=str(store.path.parent.resolve()),
+                             environment=settings.environment)
         # workers are recycled now and then: compiled-program caches grow with every new API
         conf.update(timeout=settings.timeout, confirm=False, max_tasks_per_worker=4000,
                     memory_limit=4 << 30, batch_size=16)
