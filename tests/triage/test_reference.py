@@ -1458,3 +1458,40 @@ def test_a_float64_run_whose_output_shape_differs_is_no_reference():
     outputs = {0: bits, 1: bits, 2: np.zeros((1, 1))}
     mi, _, label, up = chooser.choose(group, values, [0, 1, 2], outputs)
     assert up is None and "float64" not in label and mi in (0, 1), label
+
+
+def test_two_members_that_differ_in_shape_take_the_shape_the_others_give_in_float64():
+    """Campaign 31: on a complex input only TensorFlow's numpy isposinf (a scalar False) and
+    Keras's (the input's shape) returned; numpy, JAX and torch refuse complex. The float64 run
+    of TensorFlow's repeated its scalar, and Keras was blamed. The others, run on the input in
+    float64, give the input's shape: TensorFlow's member is the outlier."""
+    import numpy as np
+
+    from xamt.exec.group import MemberResult
+    from xamt.triage.reference import ReferenceChooser
+
+    libs = ("numpy", "jax", "torch", "tensorflow", "keras")
+    members = [NS(library=lib, qualname=f"{lib}.isposinf", call="function", device=None, implements=[])
+               for lib in libs]
+    group = NS(members=members, tolerance=None, slots=[NS(index=0, role="tensor")])
+    x = np.array([[0.9 - 0.03j]], np.complex64)
+    outputs = {3: np.array(False), 4: np.array([[False]])}
+    ran = []
+
+    def run(group, values, mis):
+        ran.append((tuple(mis), values[0].dtype.name))
+        if values[0].dtype.kind == "c":  # a float64 run of either side repeats its own shape
+            return [MemberResult("ok", value=outputs[m]) for m in mis]
+        return [MemberResult("ok", value=np.isposinf(values[0])) for _ in mis]
+    adapters = {lib: NS(pivot_rank=r) for lib, r in zip(libs, (0, 10, 20, 30, 40))}
+    chooser = ReferenceChooser(adapters, ("function",), run)
+    mi, value, label, _ = chooser.choose(group, {0: x}, [3, 4], outputs)
+    assert mi == 4 and value.shape == (1, 1) and "keeps the shape" in label, label
+    assert ran[0] == ((0, 1, 2), "float64")
+
+    # the others agreeing with neither side, or with both, decide nothing
+    same = {3: np.array([[False]]), 4: np.array([[True]])}
+    assert chooser.shape_side(group, {0: x}, [3, 4], same) is None
+    # a majority of the implementations that returned settles it without the others
+    outputs3 = {2: np.array([[False]]), 3: np.array(False), 4: np.array([[False]])}
+    assert chooser.shape_side(group, {0: x}, [2, 3, 4], outputs3) is None

@@ -25,8 +25,9 @@ from xamt.exec.group import MemberResult
 from xamt.exec.normalise import leaves
 from xamt.triage.dedup import trigger
 
-__all__ = ["ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upcast", "call_rank",
-           "float_computed_slots", "Conditioning", "load_conditioning", "perturbed", "element_moves",
+__all__ = ["ReferenceChooser", "as_float64", "output_shapes", "pivot_order", "find_outlier", "agreement",
+           "upcast", "call_rank", "float_computed_slots", "Conditioning", "load_conditioning", "perturbed",
+           "element_moves",
            "within_noise", "nan_against_majority", "drops_nan", "shared_loss", "voting_members", "implementation",
            "declared_originals", "load_call_order", "Referee", "referee_index", "translate", "output_leaf",
            "LIMIT_PROBES", "limit_at_infinity", "same_shapes", "NO_MAJORITY"]
@@ -296,6 +297,27 @@ def same_shapes(value: Any, own: Any) -> bool:
         return True
     mine, theirs = leaves(value), leaves(own)
     return len(mine) == len(theirs) and all(np.shape(a) == np.shape(b) for a, b in zip(mine, theirs))
+
+
+def as_float64(values: Mapping[int, Any]) -> dict[int, Any] | None:
+    """``values`` with every numeric array that is not float64 as float64 (a complex array's
+    real part); None if nothing changed."""
+    def cast(a: np.ndarray) -> np.ndarray:
+        return (a.real if a.dtype.kind == "c" else a).astype(np.float64)
+
+    changed = False
+    out: dict[int, Any] = {}
+    for slot, v in values.items():
+        if isinstance(v, np.ndarray) and v.dtype.kind in "biufc" and v.dtype != np.float64:
+            out[slot], changed = cast(v), True
+        else:
+            out[slot] = v
+    return out if changed else None
+
+
+def output_shapes(value: Any) -> tuple[tuple[int, ...], ...]:
+    """The shapes of ``value``'s leaves, in order."""
+    return tuple(tuple(np.shape(v)) for v in leaves(value))
 
 
 def implementation(member: Any, adapters: Mapping[str, Any]) -> str:
@@ -735,6 +757,45 @@ class ReferenceChooser:
                     return side[0], f"{group.members[side[0]].qualname} (agrees with {names} on the same call)"
         return None
 
+    def shape_side(self, group: Any, values: Mapping[int, Any], ok: Sequence[int],
+                   outputs: Mapping[int, Any]) -> tuple[int, str] | None:
+        """``(member, label)`` of the side whose outputs have the shape the group's other
+        implementations give on the same input in float64, where the members that returned
+        differ in shape with no majority among them, or None.
+
+        Where the others refused the input's dtype, two members can be left, and a float64 run
+        of either repeats its own shape: ``tf.experimental.numpy.isposinf`` returns a scalar
+        for a complex array, Keras the array's shape, and the float64 run of the first blamed
+        the second. The side must keep the shape of the input's arrays (broadcast together),
+        and at least two implementations of the others must give that shape, all that return."""
+        shapes = {m: output_shapes(outputs[m]) for m in ok}
+        if len(set(shapes.values())) < 2:
+            return None
+        pivots = self.pivot_order(group, ok)
+        voters = voting_members(group, ok, pivots, self.implementation)
+        if 2 * max(Counter(shapes[v] for v in voters).values()) > len(voters):
+            return None  # a majority of the implementations settles it
+        arrays = [v.shape for v in values.values() if isinstance(v, np.ndarray)]
+        try:
+            expected = tuple(np.broadcast_shapes(*arrays)) if arrays else None
+        except ValueError:
+            return None
+        side = [m for m in pivots if shapes[m] and all(s == expected for s in shapes[m])]
+        cast = as_float64(values)
+        if not side or len(side) == len(ok) or cast is None:
+            return None
+        impls = {self.implementation(group.members[m]) for m in ok}
+        others = [i for i, c in enumerate(group.members) if i not in ok and self.implementation(c) not in impls
+                  and getattr(c, "device", None) in (None, "cpu")]
+        if len({self.implementation(group.members[i]) for i in others}) < 2:
+            return None
+        got = {i: r.value for i, r in zip(others, self.run(group, cast, others)) if r.ok}
+        judges = voting_members(group, list(got), self.pivot_order(group, list(got)), self.implementation)
+        if len(judges) < 2 or any(output_shapes(got[j]) != shapes[side[0]] for j in judges):
+            return None
+        names = ", ".join(group.members[j].qualname for j in judges)
+        return side[0], f"{group.members[side[0]].qualname} (keeps the shape {names} give on the input in float64)"
+
     def choose(self, group: Any, values: Mapping[int, Any], ok: Sequence[int],
                outputs: Mapping[int, Any], first: int | None = None
                ) -> tuple[int, Any, str, dict[int, Any] | None]:
@@ -745,8 +806,9 @@ class ReferenceChooser:
         backend (JAX, Keras on JAX and TensorFlow's XLA, which all flush subnormals; numpy,
         dask and array-api-strict), must not outvote the others. Members whose results are
         :func:`narrower_members` come last in the pivot order. A group inside one library
-        takes the side its referee takes (:meth:`refereed`) before anything else."""
-        refereed = self.refereed(group, values, ok, outputs)
+        takes the side its referee takes (:meth:`refereed`) before anything else; members that
+        differ in shape with no majority, the side the others' shapes take (:meth:`shape_side`)."""
+        refereed = self.refereed(group, values, ok, outputs) or self.shape_side(group, values, ok, outputs)
         if refereed is not None:
             return refereed[0], outputs[refereed[0]], refereed[1], None
         pivots = self.pivot_order(group, ok)
