@@ -1359,6 +1359,41 @@ def test_a_number_outside_a_documented_domain_is_a_validation_finding(tmp_path, 
     assert seen.get("outlier") == 2 and seen["cls"] == FindingClass.VALIDATION, (out.dropped, seen)
 
 
+def test_a_number_within_rounding_of_a_domains_edge_that_is_the_value_at_the_edge_is_not_blamed(tmp_path,
+                                                                                                 monkeypatch):
+    """torch's Laplace.icdf(-1.2e-38) in float32 computes q - 0.5 = -0.5, its value at q = 0,
+    where scipy's float64 check gives NaN (two readers of campaign 31: no bug). A q farther out,
+    or a number that is not the outlier's value at the edge, stays a validation finding."""
+    import numpy as np
+
+    from xamt.findings import FindingClass
+
+    def compute(m, x):
+        centred = (x - np.float32(0.5)).astype(np.float32)  # rounds -1.2e-38 - 0.5 to -0.5
+        with np.errstate(invalid="ignore"):
+            return centred * 2 if m == 2 else np.where((x < 0) | (x > 1), np.nan, centred * 2)
+
+    tiny = np.array([-1.1754944e-38, 0.5], np.float32)
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "ppf", compute)
+    _ppf_group(t, group)
+    _, out = _process(t, group, executor, {0: tiny}, 2)
+    assert not seen and "rounding of the edge" in out.dropped, (out.dropped, seen)
+    for q in (-1e-3, -2e-7):  # beyond float32's rounding of 0 (eps 1.2e-7)
+        t, group, executor, seen = _three(tmp_path, monkeypatch, "ppf", compute)
+        _ppf_group(t, group)
+        _, out = _process(t, group, executor, {0: np.array([q, 0.5], np.float32)}, 2)
+        assert seen.get("outlier") == 2 and seen["cls"] == FindingClass.VALIDATION, (q, out.dropped, seen)
+
+    def apart(m, x):  # a number, but not its value at the edge
+        with np.errstate(invalid="ignore"):
+            return np.where(x < 0, 7.0, x).astype(np.float32) if m == 2 else np.where(x < 0, np.nan, x)
+
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "ppf", apart)
+    _ppf_group(t, group)
+    _, out = _process(t, group, executor, {0: tiny}, 2)
+    assert seen.get("outlier") == 2 and seen["cls"] == FindingClass.VALIDATION, (out.dropped, seen)
+
+
 def test_two_numbers_for_an_input_wholly_outside_a_documented_domain_are_never_blamed(tmp_path, monkeypatch):
     """JAX's cauchy.ppf(1 + 1 ulp) is -2.49e6 compiled and -1.92e6 eager, near a pole: q > 1 has
     no documented value, so neither number is wrong. A divergence at an input inside the domain

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["Domain", "load_domains", "broken_domain", "wholly_outside"]
+__all__ = ["Domain", "load_domains", "broken_domain", "wholly_outside", "onto_edge"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,26 @@ class Domain:
         out = self._outside(value)
         return out is not None and bool(out.size) and bool(out.all())
 
+    def rounds_onto_edge(self, value: Any) -> bool:
+        """Whether ``value`` is a float array with an element outside ``[low, high]`` and every
+        such element lies within its dtype's rounding of the bound it passes (machine epsilon
+        times the bound, at least 1): arithmetic in that dtype cannot tell it from the bound
+        (``-FLT_MIN - 0.5`` is ``-0.5`` in float32)."""
+        if not (isinstance(value, np.ndarray) and value.dtype.kind == "f"):
+            return False
+        v = value.astype(np.float64).ravel()
+        v = v[~np.isnan(v)]
+        eps = float(np.finfo(value.dtype).eps)
+        below, above = v[v < self.low], v[v > self.high]
+        if not (below.size or above.size):
+            return False
+        near = True
+        if below.size:
+            near &= math.isfinite(self.low) and bool((self.low - below <= eps * max(1.0, abs(self.low))).all())
+        if above.size:
+            near &= math.isfinite(self.high) and bool((above - self.high <= eps * max(1.0, abs(self.high))).all())
+        return near
+
     def describe(self) -> str:
         return f"{'/'.join(self.params)} in [{self.low:g}, {self.high:g}]"
 
@@ -101,3 +121,17 @@ def wholly_outside(domain: Domain, group: Any, values: Mapping[int, Any]) -> boo
     documentation promises no value for any of the input."""
     slots = [s for s in domain.slots(group) if s in values]
     return bool(slots) and all(domain.holds_nothing_in(values[s]) for s in slots)
+
+
+def onto_edge(domain: Domain, group: Any, values: Mapping[int, Any]) -> dict[int, Any] | None:
+    """``values`` with ``group``'s slots that ``domain`` constrains clipped to its bounds, where
+    every element outside lies within rounding of a bound (:meth:`Domain.rounds_onto_edge`);
+    None when one lies farther, or none is outside."""
+    slots = [s for s in domain.slots(group) if s in values and domain.broken_by(values[s])]
+    if not slots or not all(domain.rounds_onto_edge(values[s]) for s in slots):
+        return None
+    out = dict(values)
+    for s in slots:
+        v = values[s]
+        out[s] = np.clip(v, domain.low, domain.high).astype(v.dtype)
+    return out

@@ -44,7 +44,7 @@ from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_si
 from xamt.triage.policy import (Policies, at_edge, computation_dtype, load_policies, narrowed, requested_dtypes,
                                 undefined_everywhere, widths_elsewhere, beyond_seed, near_subnormal,
                                 overflows_toward, own_check_of, ill_conditioned)
-from xamt.triage.domain import Domain, broken_domain, load_domains, wholly_outside
+from xamt.triage.domain import Domain, broken_domain, load_domains, onto_edge, wholly_outside
 from xamt.triage.minimise import minimise
 from xamt.triage.reference import (
     Conditioning, ReferenceChooser, agreement, call_rank, declared_originals, find_outlier, limit_at_infinity,
@@ -357,6 +357,15 @@ class Triage:
                 return TriageOutcome(None, dropped=(
                     f"the input is outside the documented domain ({domain.describe()}: "
                     f"{domain.reason}): the outlier's NaN is the documented answer"))
+            edge = onto_edge(domain, group, values) if accepts else None
+            if edge is not None:
+                # q = -1.2e-38 in float32: torch's Laplace.icdf computes q - 0.5 = -0.5, its
+                # value at q = 0 (two readers of campaign 31: no bug); farther out it is NaN
+                at_edge = self._leaf_on(group, edge, outlier, leaf)
+                if at_edge is not None and np.array_equal(at_edge, out_leaf, equal_nan=True):
+                    return TriageOutcome(None, dropped=(
+                        f"the input is within its dtype's rounding of the edge of the documented domain "
+                        f"({domain.describe()}): the outlier's number is its own value at the edge"))
             if not refuses and not accepts and wholly_outside(domain, group, values):
                 # two numbers (JAX's cauchy.ppf of q = 1 + 1 ulp: -2.49e6 compiled, -1.92e6
                 # eager, near a pole) where the documentation promises none: neither is wrong
