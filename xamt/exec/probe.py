@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from sandbox import mark
 from sandbox.classify import type_name as _type_name
 
 from xamt.exec.member import (BindError, PreparedMember, error_status, function, invoke, message,
@@ -61,8 +62,6 @@ def probe_dtypes(member: Sequence[Any], values: Mapping[int, Any], data_slots: S
     call instead of it being run, for libraries that compile every new dtype (JAX's traces it).
     """
     from xamt.inputs.arrays import numpy_dtype
-
-    from sandbox import mark
 
     mid, spec_bytes = member
     prep = prepared(mid, spec_bytes)
