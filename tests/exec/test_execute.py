@@ -346,3 +346,27 @@ def test_where_a_call_raised_tells_its_own_check_from_what_it_called():
     assert arange.endswith(":call")
     assert not own_check_of(member("numpy", "numpy.split", "numpy:split", []), "array_split:raise")
     assert not own_check_of(member("numpy", "numpy.split", "numpy:split", []), "")
+
+
+def test_a_probe_resolves_every_dtype_before_its_first_step_starts(adapters, monkeypatch):
+    """bfloat16 comes from ml_dtypes, whose import takes about a second in MLX's environment:
+    inside a step it counted against the step limit (MLX's flip and squeeze timed out on
+    bfloat16 in stop 48's build; their bfloat16 calls take microseconds). An unknown dtype
+    still refuses in its own step."""
+    import xamt.exec.probe as probe
+
+    from xamt.inputs import arrays
+
+    g = unary("x:abs/generic", [("numpy", "numpy.abs", "numpy:abs")])
+    values, spec = materialise(seed_inputs(g)[0]), member_spec(g.members[0], adapters)
+    events = []
+    original = arrays.numpy_dtype
+
+    def resolving(name):
+        events.append(("resolve", name))
+        return original(name)
+    monkeypatch.setattr(arrays, "numpy_dtype", resolving)  # probe_dtypes imports it per call
+    monkeypatch.setattr(probe, "mark", lambda step: events.append(("mark", step)))
+    out = probe.probe_dtypes(spec, values, [0], ["bfloat16", "float32", "nope"])
+    assert [e[0] for e in events] == ["resolve"] * 3 + ["mark"] * 3, events
+    assert [r[1] for r in out] == ["ok", "ok", "raised"] and "nope" in out[2][3], out

@@ -66,12 +66,22 @@ def probe_dtypes(member: Sequence[Any], values: Mapping[int, Any], data_slots: S
     mid, spec_bytes = member
     prep = prepared(mid, spec_bytes)
     evaluator = function(abstract) if abstract else None
+    # every dtype resolved before the first step's clock starts: bfloat16 imports ml_dtypes,
+    # a second in some environments, which a one-second step limit took for a hang
+    resolved: dict[str, Any] = {}
+    for name in dtypes:
+        try:
+            resolved[name] = numpy_dtype(name)
+        except (TypeError, ValueError) as exc:
+            resolved[name] = exc
     results = []
     for step, name in enumerate(dtypes):
         mark(step)  # a task with a step limit is killed in the dtype that hangs, naming it
         cast = dict(values)
         try:
-            dt = numpy_dtype(name)
+            dt = resolved[name]
+            if isinstance(dt, Exception):
+                raise dt
             for slot in data_slots:
                 v = cast.get(slot)
                 with np.errstate(all="ignore"):
