@@ -25,12 +25,11 @@ from xamt.exec.group import MemberResult
 from xamt.exec.normalise import leaves
 from xamt.triage.dedup import trigger
 
-__all__ = ["ReferenceChooser", "as_float64", "output_shapes", "pivot_order", "find_outlier", "agreement",
-           "upcast", "call_rank", "float_computed_slots", "Conditioning", "load_conditioning", "perturbed",
-           "element_moves",
+__all__ = ["ReferenceChooser", "pivot_order", "find_outlier", "agreement", "upcast", "call_rank",
+           "float_computed_slots", "Conditioning", "load_conditioning", "perturbed", "element_moves",
            "within_noise", "nan_against_majority", "drops_nan", "shared_loss", "voting_members", "implementation",
            "declared_originals", "load_call_order", "Referee", "referee_index", "translate", "output_leaf",
-           "LIMIT_PROBES", "limit_at_infinity", "same_shapes", "NO_MAJORITY"]
+           "LIMIT_PROBES", "limit_at_infinity", "same_shapes", "NO_MAJORITY", "as_float64", "output_shapes"]
 
 #: how a reference chosen by pivot rank alone is labelled: nothing but the rank decided between
 #: the outlier and it, so the cause may lie on either side
