@@ -37,18 +37,23 @@ class Domain:
         return {a.slot for m in group.members for a in m.plan.args + m.plan.init_args
                 if a.slot is not None and a.param in self.params}
 
-    def _outside(self, value: Any) -> np.ndarray | None:
-        """Whether each element of ``value`` that is not NaN lies outside ``[low, high]`` (a
-        flat boolean array; NaN breaks nothing, it is its own trigger), or None for a value
-        that is not a number or a numeric array."""
+    @staticmethod
+    def _numbers(value: Any) -> np.ndarray | None:
+        """``value``'s elements that are not NaN, flat in float64 (NaN breaks nothing, it is
+        its own trigger), or None for a value that is not a number or a numeric array."""
         if isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
             v = value.astype(np.float64).ravel()
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             v = np.array([value], np.float64)
         else:
             return None
-        v = v[~np.isnan(v)]
-        return (v < self.low) | (v > self.high)
+        return v[~np.isnan(v)]
+
+    def _outside(self, value: Any) -> np.ndarray | None:
+        """Whether each of :meth:`_numbers` lies outside ``[low, high]`` (a flat boolean
+        array), or None."""
+        v = self._numbers(value)
+        return None if v is None else (v < self.low) | (v > self.high)
 
     def broken_by(self, value: Any) -> bool:
         """Whether ``value`` (an array or a number) holds an element outside ``[low, high]``."""
@@ -68,8 +73,7 @@ class Domain:
         (``-FLT_MIN - 0.5`` is ``-0.5`` in float32)."""
         if not (isinstance(value, np.ndarray) and value.dtype.kind == "f"):
             return False
-        v = value.astype(np.float64).ravel()
-        v = v[~np.isnan(v)]
+        v = self._numbers(value)
         eps = float(np.finfo(value.dtype).eps)
         below, above = v[v < self.low], v[v > self.high]
         if not (below.size or above.size):

@@ -292,10 +292,7 @@ def same_shapes(value: Any, own: Any) -> bool:
     (None: unknown, taken as the same). A result whose shape follows the input's dtype is no
     float64 evaluation of the same call: ``view(x, float64)`` reinterprets a float32 pair as one
     float64, and on an upcast input reinterprets nothing."""
-    if own is None:
-        return True
-    mine, theirs = leaves(value), leaves(own)
-    return len(mine) == len(theirs) and all(np.shape(a) == np.shape(b) for a, b in zip(mine, theirs))
+    return own is None or output_shapes(value) == output_shapes(own)
 
 
 def as_float64(values: Mapping[int, Any]) -> dict[int, Any] | None:
