@@ -368,3 +368,74 @@ def test_tensorflow_lstsq_on_an_ill_conditioned_matrix_is_its_documented_fast_pa
                    ill_conditioned=False) is None
     assert p.match(FindingClass.NAN, library="torch", computation="float32", trigger="zero", group=lstsq,
                    ill_conditioned=True) is None
+
+
+def test_arrays_of_one_shape_in_every_seed_given_two_are_shapes_the_group_never_saw():
+    """numpy.extract and tf.boolean_mask agree where the condition has the array's shape (every
+    seed); a (3,) condition beside a (3, 4) array is a call the group was not validated on, and
+    the members' results of different shapes there are a policy, not a bug. Shapes the seeds
+    already differ in, or a finding of another class, say nothing."""
+    from xamt.inputs import GroupInput, SlotValue
+    from xamt.inputs.arrays import ArrayRecipe
+    from xamt.triage.policy import unseen_shapes
+
+    def seed(a, b):
+        return GroupInput({0: SlotValue.array(ArrayRecipe(seed=1, dtype="bool", shape=a)),
+                           1: SlotValue.array(ArrayRecipe(seed=2, dtype="float32", shape=b))})
+
+    extract = NS(category="generic", canonical="extract", relation="cross_library",
+                 seed_inputs=lambda: [seed((3, 4), (3, 4)), seed((5,), (5,))])
+    lower = {0: np.ones(3, bool), 1: np.ones((3, 4), np.float32)}
+    assert unseen_shapes(extract, lower)
+    assert not unseen_shapes(extract, {0: np.ones((2, 2), bool), 1: np.ones((2, 2), np.float32)})
+    assert not unseen_shapes(extract, {0: np.ones(3, bool), 1: 2.0})
+    # one seed with two shapes: the group was validated on unequal shapes too
+    mixed = NS(seed_inputs=lambda: [seed((3, 4), (3, 4)), seed((3, 4), (4,))])
+    assert not unseen_shapes(mixed, lower)
+    assert not unseen_shapes(NS(), lower)  # no seed known
+    p = load_policies()
+    pol = p.match(FindingClass.DEFAULT, library="tensorflow", computation="float32", trigger="ordinary",
+                  group=extract, unseen_shapes=True)
+    assert pol is not None and pol.name == "shapes the group was not validated on"
+    assert p.match(FindingClass.DEFAULT, library="tensorflow", computation="float32", trigger="ordinary",
+                   group=extract) is None
+    assert p.match(FindingClass.VALUE, library="tensorflow", computation="float32", trigger="ordinary",
+                   group=extract, unseen_shapes=True) is None
+
+
+def test_an_integer_result_that_is_the_float_result_rounded_keeps_its_input_s_dtype():
+    """Keras' resize of an int16 image rounds its interpolation to int16 where the reference is
+    the float result: the dtype differs, not the value. An integer result off the rounding, a
+    NaN reference, or a float outlier stays a finding."""
+    from xamt.triage.policy import rounded_to_integers
+
+    img = np.array([[1], [10]], np.int16)
+    ref = np.array([1.0, 3.25, 5.5, 7.75, 10.0])
+    assert rounded_to_integers(np.array([1, 3, 6, 8, 10], np.int16), ref, [img])    # to nearest
+    assert rounded_to_integers(np.array([1, 3, 5, 7, 10], np.int16), ref, [img])    # truncated
+    assert not rounded_to_integers(np.array([1, 3, 5, 9, 10], np.int16), ref, [img])
+    assert not rounded_to_integers(np.array([1, 3, 5, 7, 10], np.int32), ref, [img])  # not the input's dtype
+    assert not rounded_to_integers(ref.astype(np.float32), ref, [img])
+    assert not rounded_to_integers(np.array([1, 0], np.int16), np.array([1.0, np.nan]), [img])
+    assert not rounded_to_integers(np.array([1, 3, 5, 7, 10], np.int16), ref, [img.astype(np.float32)])
+    # clipped to the dtype's range, inside a tuple of results
+    assert rounded_to_integers((np.array([255, 0], np.uint8),), (np.array([300.0, -4.0]),), [np.zeros(2, np.uint8)])
+    p = load_policies()
+    pol = p.match(FindingClass.VALUE, library="keras", computation=None, trigger="ordinary",
+                  group=NS(category="image", canonical="resize", relation="cross_library"),
+                  rounded_to_integers=True)
+    assert pol is not None and pol.name == "an integer input's dtype kept"
+
+
+def test_nan_in_unique_is_a_documented_choice_either_way():
+    """numpy.unique collapses NaNs (equal_nan=True, documented) where the Array API standard
+    keeps them distinct (torch.unique): one NaN or several is no bug; without a NaN, or in
+    another group, a different count of unique values stays one."""
+    p = load_policies()
+    unique = NS(category="generic", canonical="unique", relation="cross_library")
+    pol = p.match(FindingClass.DEFAULT, library="torch", computation="float32", trigger="nan", group=unique)
+    assert pol is not None and pol.name == "NaN as a distinct value in unique"
+    assert p.match(FindingClass.DEFAULT, library="torch", computation="float32", trigger="ordinary",
+                   group=unique) is None
+    assert p.match(FindingClass.DEFAULT, library="torch", computation="float32", trigger="nan",
+                   group=NS(category="generic", canonical="sort", relation="cross_library")) is None

@@ -24,7 +24,7 @@ from xamt.triage.dedup import TRIGGERS
 
 __all__ = ["Policy", "Policies", "load_policies", "computation_dtype", "narrowed", "requested_dtypes", "at_edge",
            "EDGE_FACTOR", "undefined_everywhere", "widths_elsewhere", "beyond_seed", "near_subnormal",
-           "overflows_toward", "own_check_of", "ill_conditioned"]
+           "overflows_toward", "own_check_of", "ill_conditioned", "unseen_shapes", "rounded_to_integers"]
 
 #: float dtypes from the lowest precision up: the computation ran in the first one present
 _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "complex64",
@@ -32,7 +32,7 @@ _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "co
 #: the policy fields whose value the evidence's must be among, and the true/false ones
 _LISTS = ("libraries", "computation", "triggers", "categories", "canonical", "relations")
 _FLAGS = ("narrowed", "edge", "precondition", "shared", "undefined", "scalar", "beyond_seed", "tiny",
-          "own_float64", "own_check", "ill_conditioned")
+          "own_float64", "own_check", "ill_conditioned", "unseen_shapes", "rounded_to_integers")
 #: a list field's evidence key: the policy names the set, the evidence one value
 _EVIDENCE = {"libraries": "library", "triggers": "trigger", "categories": "category", "relations": "relation"}
 _KEYS = {"name", "classes", "reason", "rule", *_LISTS, *_FLAGS}
@@ -102,6 +102,12 @@ class Policy:
     #: True: only where the first matrix input is numerically rank-deficient or has a condition
     #: number of at least 1/sqrt(eps) of the computation dtype (:func:`ill_conditioned`)
     ill_conditioned: bool | None = None
+    #: True: only where two input arrays that have one shape in every seed of the group (the
+    #: inputs it was validated on) have two here (:func:`unseen_shapes`)
+    unseen_shapes: bool | None = None
+    #: True: only where the outlier's integer result is the reference's float result rounded to
+    #: the integer input's dtype (:func:`rounded_to_integers`)
+    rounded_to_integers: bool | None = None
 
     def matches(self, finding_class: FindingClass, evidence: Mapping[str, Any]) -> bool:
         """Whether a finding of ``finding_class`` with this ``evidence`` falls under the policy:
@@ -195,6 +201,57 @@ def beyond_seed(group: Any, values: Mapping[int, Any]) -> bool:
         return False
     return any(isinstance(v, np.ndarray) and isinstance(seed.get(slot), np.ndarray)
                and v.ndim > seed[slot].ndim for slot, v in values.items())
+
+
+def unseen_shapes(group: Any, values: Mapping[int, Any]) -> bool:
+    """Whether two input arrays of slot ``values`` differ in shape where they have one shape in
+    every seed of ``group`` (the inputs its members were validated to agree on): a condition of
+    shape (3,) beside an array of shape (3, 4), where ``numpy.extract`` flattens both and
+    ``tf.boolean_mask`` masks the first axis, is a call the group never saw. False where the
+    group has no seed."""
+    seeds = group.seed_inputs() if hasattr(group, "seed_inputs") else []
+    if not seeds:
+        return False
+    equal: set[tuple[int, int]] | None = None
+    for raw in seeds:
+        try:
+            seed = materialise(raw)
+        except Exception:  # a seed that no longer materialises says nothing
+            return False
+        arrays = {s: v.shape for s, v in seed.items() if isinstance(v, np.ndarray)}
+        pairs = {(a, b) for a in arrays for b in arrays if a < b and arrays[a] == arrays[b]}
+        equal = pairs if equal is None else equal & pairs
+    return any(isinstance(values.get(a), np.ndarray) and isinstance(values.get(b), np.ndarray)
+               and values[a].shape != values[b].shape for a, b in equal or ())
+
+
+def rounded_to_integers(out: Any, ref: Any, inputs: Iterable[Any]) -> bool:
+    """Whether the outlier's result ``out`` is the float reference ``ref`` rounded to an integer
+    dtype of the ``inputs``: in each leaf where ``out`` is an integer array of an input's dtype
+    and ``ref`` a float array of its shape (at least one), ``ref`` is finite and ``out`` equals
+    it rounded to nearest (either tie rule), truncated or floored, clipped to the dtype's range.
+    Keras' image resize of an int16 image rounds its interpolation to int16 where
+    ``tf.image.resize`` returns float32: which dtype the result takes, not its value, differs."""
+    in_ints = {v.dtype for v in inputs if isinstance(v, np.ndarray) and v.dtype.kind in "iu"}
+    out_leaves, ref_leaves = leaves(out), leaves(ref)
+    if not in_ints or len(out_leaves) != len(ref_leaves):
+        return False
+    seen = False
+    for a, r in zip(out_leaves, ref_leaves):
+        if not (isinstance(a, np.ndarray) and isinstance(r, np.ndarray) and a.dtype in in_ints
+                and r.dtype.kind == "f" and a.shape == r.shape):
+            continue
+        x = r.astype(np.float64)
+        if not np.isfinite(x).all():
+            return False
+        info = np.iinfo(a.dtype)
+        got = a.astype(np.float64)
+        with np.errstate(all="ignore"):
+            ways = (np.rint(x), np.sign(x) * np.floor(np.abs(x) + 0.5), np.trunc(x), np.floor(x))
+        if not any(np.array_equal(np.clip(w, info.min, info.max), got) for w in ways):
+            return False
+        seen = True
+    return seen
 
 
 def requested_dtypes(values: Mapping[Any, Any]) -> list[np.dtype]:
