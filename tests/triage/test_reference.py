@@ -113,7 +113,7 @@ def test_a_hang_in_another_package_s_native_code_says_so(tmp_path, monkeypatch):
                        results=[hang(lapack)], kind="crash", member=0), 1)
     assert seen["summary"]["native"] == {"object": "libscipy_openblas.so", "package": "scipy",
                                          "symbol": "scipy_sbdsqr_", "share": 0.88, "python": False,
-                                         "outside": True}
+                                         "outside": True, "extension": False}
     assert seen["summary"]["why"] == ("timeout: the loop runs in scipy's native code (libscipy_openblas.so, "
                                       "in scipy_sbdsqr_), which jax.numpy.linalg.lstsq calls")
     own = (NativeSpot("/v/site-packages/jaxlib/xla_extension.so", 64, 3),)
@@ -519,6 +519,53 @@ def test_a_float64_reference_that_drops_an_input_nan_every_other_propagates_is_p
     assert drops_nan(np.asarray(0.0), [np.asarray(np.nan), np.asarray(np.nan)], values)
     # an inf beside the NaN: Python's max gives inf, still a dropped NaN
     assert drops_nan(np.asarray(np.inf), [np.asarray(np.nan)], {0: np.array([np.inf, np.nan])})
+
+
+def test_a_hang_in_another_library_s_extension_module_blames_that_library(tmp_path):
+    """scipy.stats.vonmises.rvs spinning in numpy's legacy sampler (numpy's own extension
+    module): the finding blames numpy, says which API reached it, and folds with numpy's
+    native hangs; a loop in a library the package only ships (scipy.libs' OpenBLAS under
+    jax) keeps the called API's library."""
+    import numpy as np
+
+    from sandbox.native import NativeSpot
+    from xamt.exec.group import MemberResult
+    from xamt.libraries.registry import Registry
+    from xamt.matching.model import ArgSpec, ArgumentPlan, Member
+    from xamt.triage.pipeline import Candidate
+
+    reg = Registry()
+    adapters = {name: reg.get(name) for name in ("numpy", "scipy")}
+    plan = ArgumentPlan(args=[ArgSpec(slot=0, param="a", position=0, transform="tensor")])
+    members = [Member(library=lib, qualname=target.replace(":", "."), target=target, kind="function",
+                      call="function", plan=plan) for lib, target in (("numpy", "numpy:sum"), ("scipy", "scipy.special:ndtr"))]
+    group = NS(key="t:hang", relation="cross_library", equivalence="value", tolerance=None,
+               normalisation="none", slots=[], members=members, evidence={}, category="generic",
+               canonical="sum")
+
+    def filed(path):
+        outcome = NS(confirmed=True, signal=9, signal_name="SIGKILL", exit_code=None, stderr_tail="",
+                     native=(NativeSpot(path, 64, 9),))
+        hang = MemberResult("timeout", outcome=outcome)
+
+        class Executor:
+            def run(self, items):
+                return [NS(results=[hang for _ in it.members]) for it in items]
+
+        t = Triage(executor=Executor(), adapters=adapters, kinds=ErrorKinds.load(), out_dir=tmp_path, verify=False)
+        values = {0: np.array([1.0, np.inf])}
+        out = t._crash(Candidate(group=group, input=None, values=values, members=[0, 1],
+                                 results=[MemberResult("ok", value=np.float64(1.0)), hang],
+                                 kind="crash", member=1), 1)
+        assert out.finding is not None, out.dropped
+        return out.finding
+
+    f = filed("/v/site-packages/numpy/random/_mt19937.cpython-311-x86_64-linux-gnu.so")
+    assert f.outlier_library == "numpy" and f.outlier_api == "scipy.special.ndtr"
+    assert f.summary["called_through"] == "scipy.special.ndtr" and f.summary["cluster"].startswith("crash: numpy")
+    assert "(numpy)" in (tmp_path / f.reproducer).read_text()
+    vendored = filed("/v/site-packages/numpy.libs/libscipy_openblas64_.so")
+    assert vendored.outlier_library == "scipy" and "called_through" not in vendored.summary
 
 
 def test_an_outlier_in_another_interpreter_is_verified_against_the_recorded_reference(tmp_path):

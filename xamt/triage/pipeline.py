@@ -18,6 +18,7 @@ reference and outlier in :mod:`xamt.triage.reference`.
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,9 @@ _log = get_logger("triage")
 #: default-like factor), tested with the flushing experiment (:meth:`Triage._flushing_gives`)
 _FLUSHABLE = (FindingClass.VALUE, FindingClass.NAN, FindingClass.PRECISION, FindingClass.DEFAULT,
               FindingClass.VALIDATION)
+#: a Python extension module's file name (``_mt19937.cpython-311-x86_64-linux-gnu.so``,
+#: ``_ccompare.abi3.so``): a package's own compiled code, not a library it ships beside it
+_EXTENSION_MODULE = re.compile(r"\.(cpython-[\w-]+|abi3)\.(so|pyd)$")
 
 
 def _api_label(members: Sequence[Any], index: int) -> str:
@@ -624,6 +628,16 @@ class Triage:
                             results, summary, expect="crash", crash_signal=crash_signal,
                             crash_status=res.status)
 
+    def _native_owner(self, member: Any, summary: Mapping[str, Any]) -> str | None:
+        """The library whose own extension module a hang's loop ran in, where that is another
+        library than the called API's (scipy.stats.vonmises.rvs spinning in numpy's legacy
+        sampler): the fault is that library's, and the finding blames it. None otherwise."""
+        native = summary.get("native") or {}
+        if not (native.get("outside") and native.get("extension")):
+            return None
+        return next((name for name, ad in self.adapters.items()
+                     if name != member.library and ad.owns(native.get("package"))), None)
+
     def _hang_place(self, member: Any, spots: Sequence[Any], frames: Sequence[str]) -> dict[str, Any]:
         """What a hang's native samples (:mod:`sandbox.native`) say: the shared object, the
         package that ships it and the function it spun in. The faulthandler dump names only
@@ -641,6 +655,9 @@ class Triage:
         # a package the API's own library does not own: the loop is the callee's
         info["outside"] = bool(place.package and adapter is not None and not adapter.owns(place.package)
                                and not place.interpreted)
+        # one of that package's own extension modules (numpy's _mt19937), not a library it vendors
+        # (scipy.libs' OpenBLAS) nor code compiled at run time: the loop is that package's code
+        info["extension"] = bool(_EXTENSION_MODULE.search(info["object"]))
         where = f"{info['object']}" + (f", in {place.symbol}" if place.symbol else "")
         if place.interpreted:
             # the library's own frame holds the loop; frames inside it are what each turn calls
@@ -735,9 +752,12 @@ class Triage:
         # (TensorFlow's eager approx_max_k against its compiled form, blamed on the compiled one)
         tied = ref_member if ref_member is not None and (ref_label or "").endswith(f"({NO_MAJORITY})") else None
         lineage = self._lineage(group, outlier, values, cls_name, tied=tied)
+        owner = self._native_owner(out_m, summary) if cls_name == FindingClass.CRASH else None
+        if owner is not None:
+            summary = {**summary, "called_through": out_m.qualname}
         finding = Finding(
             campaign_id=campaign_id, group_key=group.key, relation=group.relation,
-            finding_class=cls_name, outlier_library=out_m.library,
+            finding_class=cls_name, outlier_library=owner or out_m.library,
             outlier_api=_api_label(group.members, outlier),
             dtype=dominant_dtype(values), signature=signature,
             members=[{"library": group.members[m].library, "api": group.members[m].qualname,
@@ -752,8 +772,9 @@ class Triage:
                      # a hang in one native routine is one cause, whichever API reached it
                      "family": (cls_name == FindingClass.CRASH and self.lineage.routine(summary.get("native"))
                                 or family(out_m, self.adapters.get(out_m.library))),
-                     "cluster": cause_cluster(cls_name, out_m, self.adapters.get(out_m.library), signature,
-                                              policy.name if policy is not None else None),
+                     "cluster": (f"{cls_name.value}: {owner} native code: {signature}" if owner else
+                                 cause_cluster(cls_name, out_m, self.adapters.get(out_m.library), signature,
+                                               policy.name if policy is not None else None)),
                      "prekey": list(cand.prekey), "reference_api": (
                 group.members[ref_member].qualname if ref_member is not None else None),
                      **({"lineage": lineage} if lineage is not None else {})},
@@ -786,7 +807,7 @@ class Triage:
             mem = group.members[ref_member]
             calls.append((f"{mem.qualname} [float64 reference]", mem, self.adapters[mem.library], ref_values))
             reference_pos = len(calls) - 1
-        title = (f"Xamt finding: {cls_name.value} — {finding.outlier_api} ({out_m.library}) "
+        title = (f"Xamt finding: {cls_name.value} — {finding.outlier_api} ({finding.outlier_library}) "
                  f"in group {group.key}")
         header = "\n".join(
             [f"Group: {group.key} ({group.relation}"
