@@ -102,3 +102,30 @@ def inner_graphs() -> dict[str, Any]:
     return {"computed": computed, "files_before": before, "files_after_compute": after,
             "numba_after_compute": numba_after_compute, "probe_files_added": compiled_files() - after,
             "numba_after_probe": "numba" in sys.modules}
+
+
+def python_linker_calls() -> dict[str, Any]:
+    """Calls through the adapter's ``finish`` with ``XAMT_PYTENSOR_LINKER=py`` (the registry
+    build's setting), on dtypes and ops this worker has not compiled: ``gammaln`` of int16 and
+    ``pad`` (an OpFromGraph op) of uint8. Their results, the compile folder's file count around
+    them, and what an unknown linker name raises."""
+    import numpy as np
+    import pytensor.tensor as pt
+
+    from xamt.libraries import pytensor as adapter
+
+    os.environ[adapter.LINKER_VARIABLE] = "py"
+    try:
+        before = compiled_files()
+        gammaln = adapter.finish(pt.gammaln(adapter.from_numpy(np.arange(1, 4, dtype=np.int16))))
+        pad = adapter.finish(pt.pad(adapter.from_numpy(np.ones((2, 2), np.uint8)), 1))
+        added = compiled_files() - before
+        os.environ[adapter.LINKER_VARIABLE] = "llvm"
+        try:
+            adapter.finish(pt.exp(adapter.from_numpy(np.ones(2))))
+            refused = ""
+        except ValueError as exc:
+            refused = str(exc)
+    finally:
+        os.environ.pop(adapter.LINKER_VARIABLE, None)
+    return {"gammaln": gammaln, "pad": pad, "files_added": added, "refused": refused}

@@ -234,6 +234,28 @@ def test_inner_graphs_compile_for_the_c_backend_and_probes_compile_none(pools):
 
 
 @needs_venv
+def test_the_builds_python_linker_compiles_nothing(pools):
+    """``XAMT_PYTENSOR_LINKER=py``, which only the registry build's workers get
+    (``validation.toml [build_environment]``), runs every call on the Python linker, inner
+    graphs included: the values of the C backend, and no module in the compile folder. A linker
+    name the adapter does not know is refused, not ignored."""
+    from scipy.special import gammaln
+
+    from xamt.groups.annotations import load_settings
+
+    settings = load_settings()
+    assert settings.build_environment == {"XAMT_PYTENSOR_LINKER": "py"}
+    assert "XAMT_PYTENSOR_LINKER" not in settings.environment  # a campaign's workers compile C
+    (out,) = pools.run([Task(TASKS + "python_linker_calls", runtime="pytensor")], timeout=600)
+    assert out.status is Status.OK, out
+    got = out.value
+    np.testing.assert_allclose(got["gammaln"], gammaln(np.arange(1, 4)), rtol=1e-6)  # int16 computes in float32
+    np.testing.assert_array_equal(got["pad"], np.pad(np.ones((2, 2), np.uint8), 1))
+    assert got["files_added"] == 0
+    assert "XAMT_PYTENSOR_LINKER must be 'cvm' or 'py'" in got["refused"]
+
+
+@needs_venv
 def test_mining_runs_in_the_venv():
     from xamt.catalog.worker import mine_in_child
 

@@ -499,3 +499,44 @@ def test_a_build_keeps_jaxs_compiled_programs_in_the_output_folders_cache(tmp_pa
     assert res.built == 1
     jax_cache = Path(compile_cache_dir(str(tmp_path.resolve()), libs)) / "jax"
     assert jax_cache.is_dir() and any(jax_cache.iterdir()), sorted(p.name for p in tmp_path.rglob("*"))
+
+
+def test_the_builds_workers_get_the_build_environment_over_the_shared_one(tmp_path, monkeypatch):
+    """validation.toml's ``[build_environment]`` (PyTensor on its Python linker) reaches the
+    build's workers on top of ``[environment]``; a campaign's pool settings never hold it."""
+    from xamt.exec.pools import pool_settings
+    from xamt.groups.annotations import load_settings
+
+    class Opened(Exception):
+        pass
+
+    seen = {}
+
+    def open_pool(**kwargs):
+        seen.update(kwargs)
+        raise Opened
+
+    monkeypatch.delenv("XAMT_PYTENSOR_LINKER", raising=False)
+    monkeypatch.setattr("xamt.groups.build.open_pool", open_pool)
+    libs = [a for a in Registry() if a.name in ("numpy", "jax")]
+    g = unary("x:abs/generic", [("numpy", "numpy.abs", "numpy:abs"), ("jax", "jax.numpy.abs", "jax.numpy:abs")])
+    with pytest.raises(Opened):
+        build_registry(Store(tmp_path / "xamt.db"), candidates=[g], registry=Registry(libs), probe=False, workers=1)
+    settings = load_settings()
+    assert settings.build_environment and all(seen["env"][k] == v for k, v in settings.build_environment.items())
+    assert "JAX_COMPILATION_CACHE_DIR" in seen["env"]
+    campaign = pool_settings(libs, out_dir=str(tmp_path))
+    assert not set(settings.build_environment) & set(campaign["env"])
+
+
+def test_a_build_environment_that_is_not_strings_is_refused(tmp_path):
+    from xamt.errors import DataFileError
+    from xamt.groups.annotations import load_settings
+
+    path = tmp_path / "validation.toml"
+    path.write_text('[tolerance]\nfloat32 = [1e-4, 1e-5]\n[build_environment]\nXAMT_PYTENSOR_LINKER = 1\n')
+    with pytest.raises(DataFileError, match=r"\[build_environment\] values must be strings"):
+        load_settings(path)
+    path.write_text('[tolerance]\nfloat32 = [1e-4, 1e-5]\n[build_environment]\nXAMT_PYTENSOR_LINKER = "py"\n')
+    assert load_settings(path).build_environment == {"XAMT_PYTENSOR_LINKER": "py"}
+

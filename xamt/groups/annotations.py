@@ -158,13 +158,15 @@ class BuildSettings:
     probe_call_factor: float = 0.0
     probe_call_floor_s: float = 1.0
     environment: dict[str, str] = field(default_factory=dict)
+    #: the build's workers only, over :attr:`environment` (``[build_environment]``)
+    build_environment: dict[str, str] = field(default_factory=dict)
     fingerprint: str = ""
 
 
 def load_settings(path: str | Path | None = None) -> BuildSettings:
     """Read ``validation.toml`` (the packaged one by default)."""
     data, where, text = read_toml("validation.toml", path)
-    unknown = set(data) - {"tolerance", "execution", "probe", "environment"}
+    unknown = set(data) - {"tolerance", "execution", "probe", "environment", "build_environment"}
     if unknown:
         raise DataFileError(f"{where}: unknown section(s) {sorted(unknown)}")
     tol = _tolerance(data.get("tolerance", {}), f"{where} [tolerance]")
@@ -176,8 +178,9 @@ def load_settings(path: str | Path | None = None) -> BuildSettings:
     if not isinstance(status_relations, list) or not all(isinstance(r, str) for r in status_relations):
         raise DataFileError(f"{where} [probe]: status_relations must be a list of relation names")
     env = data.get("environment", {})
-    if not all(isinstance(v, str) for v in list(abstract.values()) + list(env.values())):
-        raise DataFileError(f"{where}: [probe.abstract] and [environment] values must be strings")
+    build_env = data.get("build_environment", {})
+    if not all(isinstance(v, str) for v in [*abstract.values(), *env.values(), *build_env.values()]):
+        raise DataFileError(f"{where}: [probe.abstract], [environment] and [build_environment] values must be strings")
     bad = [d for d in dtypes if d not in DTYPE_NAMES]
     if bad:
         raise DataFileError(f"{where} [probe]: unknown dtype(s) {bad}")
@@ -189,7 +192,7 @@ def load_settings(path: str | Path | None = None) -> BuildSettings:
                              status_probe_relations=tuple(status_relations),
                              probe_call_factor=float(probe.get("call_factor", 0.0)),
                              probe_call_floor_s=float(probe.get("call_floor_s", 1.0)),
-                             environment=dict(env),
+                             environment=dict(env), build_environment=dict(build_env),
                              fingerprint=hashlib.blake2b(text.encode(), digest_size=8).hexdigest())
     except (TypeError, ValueError) as exc:
         raise DataFileError(f"{where} [execution]: {exc}") from exc

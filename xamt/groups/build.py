@@ -252,7 +252,7 @@ def build_registry(
     if pool is None and todo:
         # the compile caches in the output folder, where later builds and the campaign find them
         conf = pool_settings(adapters.values(), out_dir=str(store.path.parent.resolve()),
-                             environment=settings.environment)
+                             environment={**settings.environment, **settings.build_environment})
         # workers are recycled now and then: compiled-program caches grow with every new API
         conf.update(timeout=settings.timeout, confirm=False, max_tasks_per_worker=4000,
                     memory_limit=4 << 30, batch_size=16)

@@ -38,7 +38,8 @@ How a call runs, and why:
   compiles its inner graph with the configured default, which was Numba (8.6 s for ``pad`` on
   float64, then 2.5 s for every new dtype, against 4.9 s and 0.1 s on the C backend).
 - Dtype probes compile nothing (:func:`probe_call`): the graph runs on the Python linker, each
-  op's ``perform``, inner graphs included.
+  op's ``perform``, inner graphs included. The registry build's workers run every call so
+  (:func:`linker`); a campaign's run on the C backend.
 - The runtime's ``PYTENSOR_FLAGS`` pin the configuration that changes results or their dtypes,
   whatever the user's environment says: ``floatX=float64`` (the dtype of Python floats and of
   integer-to-float promotion), ``cast_policy=custom`` (PyTensor's own promotion rules, its
@@ -120,10 +121,34 @@ def dtype(name: str) -> Any:
     return name
 
 
+#: the variable naming the linker that runs the calls (see :func:`linker`)
+LINKER_VARIABLE = "XAMT_PYTENSOR_LINKER"
+
+
+def linker() -> str:
+    """The linker that runs the calls in this process: ``cvm``, the C backend (the default; what
+    a campaign tests), or ``py``, PyTensor's Python linker, each op's ``perform``, set by
+    ``validation.toml``'s ``[build_environment]`` for the registry build's workers. The C
+    backend compiles a module per op, dtype and rank (about 0.6 s of the C compiler each): with
+    it a build of numpy and PyTensor took 526 s of CPU, with the Python linker 68 s, and the two
+    registries differed in one inferred pair's status on an invalid input."""
+    value = os.environ.get(LINKER_VARIABLE, "cvm")
+    if value not in ("cvm", "py"):
+        raise ValueError(f"{LINKER_VARIABLE} must be 'cvm' or 'py', not {value!r}")
+    return value
+
+
 def finish(result: Any) -> Any:
     """The adapter's ``finish`` hook: the variables of an API's result (one, or a tuple or list
     of them) compiled from the symbolic inputs they depend on and computed on the arrays those
-    hold. Anything else is returned as it is."""
+    hold, on the C backend or, where :func:`linker` says so, the Python linker. Anything else is
+    returned as it is."""
+    if linker() == "py":
+        import pytensor
+
+        # the inner graphs of OpFromGraph ops take the configured linker: Python's too
+        with pytensor.config.change_flags(linker="py"):
+            return _finish(result, python=True)
     return _finish(result)
 
 
