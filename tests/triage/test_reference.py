@@ -832,6 +832,33 @@ def test_a_minimised_input_on_which_another_member_is_farther_off_is_not_the_one
     assert seen["outlier"] == 2 and seen["values"][0].size == 1, seen["values"]
 
 
+def test_a_reference_passed_over_on_the_input_found_takes_its_place_on_the_minimised_one(tmp_path, monkeypatch):
+    """numpy (first in pivot order) is NaN at the negative inputs, outside the domain, where the
+    two others return numbers: its float64 run is passed over there and member 1's is the
+    reference, against which numpy is the outlier. Minimised to the 5 (where the two others
+    return 0 and numpy the exact 5), numpy's float64 run is the reference again, and the
+    outlier is a member that returns 0 (scipy's exact cauchy.ppf at FLT_MIN was blamed against
+    torch's rounded q - 0.5 so). Where the minimised input keeps the reference, nothing moves."""
+    import numpy as np
+
+    def compute(m, x):
+        if m == 0:
+            return np.where(x < 0, np.nan, x)
+        return np.where(x < 0, x, 0.0 * x)
+
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "ppf", compute)
+    monkeypatch.setattr("xamt.triage.pipeline.minimise",
+                        lambda values, fails, budget, frozen: NS(inputs={0: np.array([5.0], np.float32)}))
+    _, out = _process(t, group, executor, {0: np.array([-1.0, -2.0, 5.0], np.float32)}, 0)
+    assert seen.get("outlier") == 1 and seen["ref"] == 0 and seen["values"][0].size == 1, (out.dropped, seen)
+    # minimised to a negative input, numpy is passed over there too: it stays the outlier
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "ppf", compute)
+    monkeypatch.setattr("xamt.triage.pipeline.minimise",
+                        lambda values, fails, budget, frozen: NS(inputs={0: np.array([-1.0], np.float32)}))
+    _, out = _process(t, group, executor, {0: np.array([-1.0, -2.0, 5.0], np.float32)}, 0)
+    assert seen.get("outlier") == 0 and seen["ref"] == 1, (out.dropped, seen)
+
+
 def test_a_member_that_refuses_the_minimised_input_leaves_the_vote(tmp_path, monkeypatch):
     """Member 1 returns on the input found but refuses a single element (a campaign's triage
     error, KeyError: the reference's vote read every member's output); member 2 is off by 1

@@ -228,6 +228,11 @@ class Triage:
     def _pivot_order(self, group: Any, members: Sequence[int]) -> list[int]:
         return pivot_order(group, members, self.adapters, self.call_order)
 
+    def _ranks_before(self, group: Any, members: Sequence[int], a: int, b: int) -> bool:
+        """Whether member ``a`` comes before member ``b`` in ``members``' pivot order."""
+        order = self._pivot_order(group, members)
+        return a in order and b in order and order.index(a) < order.index(b)
+
     def _reference(self, group: Any, values: Mapping[int, Any], ok: Sequence[int],
                    outputs: Mapping[int, Any], first: int | None = None
                    ) -> tuple[int, Any, str, dict[int, Any] | None]:
@@ -334,13 +339,21 @@ class Triage:
                 return TriageOutcome(None, dropped="outlier no longer returns on the minimised input")
             # the members that return here (one may refuse the smaller input) are the voters
             live = [m for m in ok if m in outputs]
-            # the member that gave the float64 reference is asked first (the members before it
-            # in pivot order did not give one)
-            ref_member, ref_value, ref_label, ref_values = self._reference(group, values, live, outputs,
-                                                                           first=first_ref)
-            again, _ = self._outlier(group, outputs, live, ref_member, ref_value,
-                                     precise=ref_values is not None, inputs=input_dtypes(values))
+            # the reference afresh, in pivot order: a member passed over on the input it was found
+            # on (its NaN where the others had numbers) may give it here
+            ref_member, ref_value, ref_label, ref_values = self._reference(group, values, live, outputs)
+            again, again_leaf = self._outlier(group, outputs, live, ref_member, ref_value,
+                                              precise=ref_values is not None, inputs=input_dtypes(values))
             if again == outlier:
+                break
+            # a member ranked before the input's reference gives the reference on the minimised
+            # input: its outlier stands. scipy's cauchy.ppf was passed over for its NaN at the q
+            # outside [0, 1], which the minimiser dropped; at q = FLT_MIN its exact -1.35e37 is
+            # the reference, and JAX's and torch's q - 0.5 (rounded to -0.5) the outliers
+            if (again is not None and attempt is not cand.values and ref_member != first_ref
+                    and self._ranks_before(group, live, ref_member, first_ref)
+                    and not any(r.nondeterministic for m, r in zip(ok, results) if m == again)):
+                outlier, leaf = again, again_leaf
                 break
         out_leaf = output_leaf(outputs, outlier, leaf)
         ref_leaf = leaves(ref_value)[leaf] if ref_value is not None and leaf < len(leaves(ref_value)) else None
