@@ -888,14 +888,14 @@ def test_without_a_float64_reference_a_member_finite_where_the_majority_overflow
             return np.asarray(np.prod(x.astype(np.float64)), np.float32) if m == 2 else np.asarray(np.prod(x))
 
     t, group, executor, seen = _three(tmp_path, monkeypatch, "prod", compute)
-    monkeypatch.setattr(t, "_reference", lambda group, values, ok, outputs, first=None:
+    monkeypatch.setattr(t, "_reference", lambda group, values, ok, outputs:
                         (0, outputs[0], "numpy.prod (agrees with the majority)", None))
     top = np.finfo(np.float32).max
     _, out = _process(t, group, executor, {0: np.array([top, top, 0.0], np.float32)}, 2)
     assert seen.get("outlier") == 2 and seen["edge"], (out.dropped, seen)
     # the same split on ordinary values is no edge
     t, group, executor, seen = _three(tmp_path, monkeypatch, "cumprod", lambda m, x: np.full_like(x, np.nan) if m == 2 else np.cumprod(x))
-    monkeypatch.setattr(t, "_reference", lambda group, values, ok, outputs, first=None:
+    monkeypatch.setattr(t, "_reference", lambda group, values, ok, outputs:
                         (0, outputs[0], "numpy.cumprod (agrees with the majority)", None))
     _, out = _process(t, group, executor, {0: np.array([1.0, 2.0, 3.0], np.float32)}, 2)
     assert seen.get("outlier") == 2 and not seen["edge"], (out.dropped, seen)
@@ -938,7 +938,7 @@ def test_at_an_edge_input_an_overflow_to_the_references_sign_or_a_split_without_
     orders = {0: lambda x: np.cumsum(x)[-1], 1: lambda x: math.fsum(x.tolist()), 2: lambda x: x[::-1].cumsum()[-1]}
     t, group, executor, seen = _three(tmp_path, monkeypatch, "nansum",
                                       lambda m, x: np.asarray(orders[m](x), np.float32))
-    monkeypatch.setattr(t, "_reference", lambda group, values, ok, outputs, first=None:
+    monkeypatch.setattr(t, "_reference", lambda group, values, ok, outputs:
                         (0, outputs[0], "numpy.nansum (first pivot; no majority)", None))
     values = {0: np.array([1.0, 1.0, 1.0, top, -top, 1.0], np.float32)}
     assert len({float(orders[m](values[0])) for m in orders}) == 3
@@ -949,7 +949,7 @@ def test_at_an_edge_input_an_overflow_to_the_references_sign_or_a_split_without_
     orders[2] = orders[0]
     t, group, executor, seen = _three(tmp_path, monkeypatch, "nansum",
                                       lambda m, x: np.asarray(orders[m](x), np.float32))
-    monkeypatch.setattr(t, "_reference", lambda group, values, ok, outputs, first=None:
+    monkeypatch.setattr(t, "_reference", lambda group, values, ok, outputs:
                         (0, outputs[0], "numpy.nansum (agrees with the majority)", None))
     _, out = _process(t, group, executor, values, 1)
     assert seen.get("outlier") == 1 and seen["edge"], (out.dropped, seen)
@@ -972,7 +972,7 @@ def test_a_majority_that_flushes_subnormals_is_the_outlier_not_the_member_that_k
     t, group, executor, seen = _three(tmp_path, monkeypatch, "nanprod", compute)
     # the majority, in the input's precision, is the reference (as when a dtype argument rules
     # out a float64 evaluation)
-    monkeypatch.setattr(t, "_reference", lambda group, values, ok, outputs, first=None:
+    monkeypatch.setattr(t, "_reference", lambda group, values, ok, outputs:
                         (1, outputs[1], "fake.nanprod (agrees with the majority)", None))
     first, _ = _process(t, group, executor, {0: np.array([-1.4e-45, 1.0, -np.inf, 1.0], np.float32)}, 0)
     assert np.isinf(first[0].value) and np.isnan(first[1].value)
@@ -1034,7 +1034,7 @@ def test_a_subnormal_input_the_outlier_flushes_is_told_where_its_own_float64_run
 
     values = {0: np.array([np.nan, -1.4e-45], np.float32)}
     t, group, executor, seen = _three(tmp_path, monkeypatch, "log10", log10, flushing=flushing)
-    def own_float64_run(group, vals, ok, outputs, first=None):
+    def own_float64_run(group, vals, ok, outputs):
         up = {0: vals[0].astype(np.float64)}
         return 2, log10(2, up[0]), "other.log10 on float64 inputs", up
     monkeypatch.setattr(t, "_reference", own_float64_run)

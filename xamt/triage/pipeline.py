@@ -234,11 +234,10 @@ class Triage:
         return a in order and b in order and order.index(a) < order.index(b)
 
     def _reference(self, group: Any, values: Mapping[int, Any], ok: Sequence[int],
-                   outputs: Mapping[int, Any], first: int | None = None
-                   ) -> tuple[int, Any, str, dict[int, Any] | None]:
+                   outputs: Mapping[int, Any]) -> tuple[int, Any, str, dict[int, Any] | None]:
         """See :meth:`ReferenceChooser.choose`."""
         return ReferenceChooser(self.adapters, self.call_order, self._run, self.referees).choose(
-            group, values, ok, outputs, first)
+            group, values, ok, outputs)
 
     def _outlier(self, group: Any, outputs: Mapping[int, Any], ok: Sequence[int], ref_member: int,
                  ref_value: Any, *, precise: bool = False,

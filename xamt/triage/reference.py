@@ -793,11 +793,9 @@ class ReferenceChooser:
         return side[0], f"{group.members[side[0]].qualname} (keeps the shape {names} give on the input in float64)"
 
     def choose(self, group: Any, values: Mapping[int, Any], ok: Sequence[int],
-               outputs: Mapping[int, Any], first: int | None = None
-               ) -> tuple[int, Any, str, dict[int, Any] | None]:
-        """(member, its output, label, the values it ran on when not ``values``); ``first``:
-        a member to try first for the float64 run. Where the members span several
-        implementations, each votes once (its first member in pivot order): a library's
+               outputs: Mapping[int, Any]) -> tuple[int, Any, str, dict[int, Any] | None]:
+        """(member, its output, label, the values it ran on when not ``values``). Where the
+        members span several implementations, each votes once (its first member in pivot order): a library's
         aliases (``tf.math.special.bessel_k0e`` and its ``raw_ops`` twin), or libraries on one
         backend (JAX, Keras on JAX and TensorFlow's XLA, which all flush subnormals; numpy,
         dask and array-api-strict), must not outvote the others. Members whose results are
@@ -814,11 +812,7 @@ class ReferenceChooser:
         single = len({self.implementation(group.members[o]) for o in voters}) < 2
         up = upcast(values, float_computed_slots(group, values, outputs))
         if up is not None:
-            order = list(pivots)
-            if first in order:
-                order.remove(first)
-                order.insert(0, first)
-            for mi in order:
+            for mi in pivots:
                 res = self.run(group, up, [mi])[0]
                 # a library that silently computes in lower precision (JAX without x64) gives no
                 # float64 reference: its float leaves must come back as float64/complex128
