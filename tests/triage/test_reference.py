@@ -328,6 +328,36 @@ def test_integer_tensors_of_a_float_computation_get_a_float64_reference():
     assert upcast(values) is None
 
 
+def test_a_float32_dtype_argument_asks_the_reference_run_for_float64():
+    """numpy's cumulative_sum(x, axis=1, dtype=float32) of [-445.68, 1510.44, -1053.21, 1]: its
+    sequential float32 sum loses 3e-5 of 11.5466 to cancellation, where torch's wider accumulator
+    keeps it. With the dtype argument left at float32 the float64 run returned float32, there was
+    no float64 reference, and the float32 majority blamed torch; asked for float64, it is one."""
+    import numpy as np
+
+    from xamt.exec.group import MemberResult
+    from xamt.triage.reference import ReferenceChooser, upcast
+
+    x = np.array([[-445.6839904785156, 1510.4383544921875, -1053.207763671875, 1.0]], np.float32)
+    values = {0: x, 1: 1, 2: np.dtype("float32")}
+    up = upcast(values)
+    assert up[0].dtype == np.float64 and up[1] == 1 and up[2] == np.dtype("float64")
+    assert upcast({0: np.zeros(2), 1: np.dtype("int32")}) is None
+
+    def run(group, vals, mis, **kw):
+        return [MemberResult("ok", value=np.cumsum(vals[0], axis=vals[1], dtype=vals[2])) for _ in mis]
+
+    members = [NS(library=lib, qualname=f"{lib}.cumsum", call="function", device=None, implements=[])
+               for lib in ("numpy", "other")]
+    group = NS(key="t:cumsum", members=members, slots=[NS(index=0, role="tensor"), NS(index=1, role="axis"),
+                                                      NS(index=2, role="dtype")], tolerance=None)
+    outputs = {m: run(group, values, [m])[0].value for m in (0, 1)}
+    chooser = ReferenceChooser({"numpy": NS(pivot_rank=0), "other": NS(pivot_rank=50)}, load_call_order(), run)
+    mi, value, label, ran_on = chooser.choose(group, values, [0, 1], outputs)
+    assert mi == 0 and label.endswith("on float64 inputs") and value.dtype == np.float64, label
+    assert abs(float(value[0, 2]) - 11.5466003417969) < 1e-9 and ran_on[2] == np.dtype("float64")
+
+
 def _triage_pair(tmp_path, monkeypatch, quals, compute, values):
     """Triage a value divergence of a two-member group (numpy's member 0 and a fake member 1),
     ``compute(member, x)`` standing in for the calls; the filed class and outlier are captured

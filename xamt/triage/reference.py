@@ -41,12 +41,17 @@ _LOW_FLOATS = {"float16": "float64", "bfloat16": "float64", "float32": "float64"
 
 
 def upcast(values: Mapping[int, Any], ints: Collection[int] = ()) -> dict[int, Any] | None:
-    """``values`` with lower-precision float arrays as float64 (complex128), and the integer
-    arrays of the slots ``ints`` as float64 too; None if nothing changed."""
+    """``values`` with lower-precision float arrays as float64 (complex128), a dtype argument
+    naming one as float64 too (``cumulative_sum(x, dtype=float32)``: asked for float32, the
+    float64 run is asked for float64, or it gives no float64 reference), and the integer arrays
+    of the slots ``ints`` as float64; None if nothing changed."""
     changed = False
     out: dict[int, Any] = {}
     for slot, v in values.items():
-        if isinstance(v, np.ndarray) and v.dtype.name in _LOW_FLOATS:
+        if isinstance(v, np.dtype) and v.name in _LOW_FLOATS:
+            out[slot] = np.dtype(_LOW_FLOATS[v.name])
+            changed = True
+        elif isinstance(v, np.ndarray) and v.dtype.name in _LOW_FLOATS:
             out[slot] = v.astype(_LOW_FLOATS[v.dtype.name])
             changed = True
         elif isinstance(v, np.ndarray) and slot in ints and v.dtype.kind in "iu":
