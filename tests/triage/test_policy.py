@@ -439,3 +439,16 @@ def test_nan_in_unique_is_a_documented_choice_either_way():
                    group=unique) is None
     assert p.match(FindingClass.DEFAULT, library="torch", computation="float32", trigger="nan",
                    group=NS(category="generic", canonical="sort", relation="cross_library")) is None
+
+
+def test_a_factorisation_hanging_on_a_non_finite_matrix_is_lapacks_undefined_case_in_any_library():
+    """jax.lax.linalg.svd hanging on a matrix holding inf, in LAPACK's xBDSQR (numpy's and
+    scipy's svd hang on it too): the policy, whichever library called LAPACK. On a finite matrix,
+    or outside linear algebra, a hang stays a bug."""
+    p = load_policies()
+    svd = NS(category="linalg", canonical="svd", relation="eager_compiled")
+    pol = p.match(FindingClass.CRASH, library="jax", computation="float32", trigger="+inf", group=svd)
+    assert pol is not None and pol.name == "non-finite input to a factorisation" and "xBDSQR" in pol.reason
+    assert p.match(FindingClass.CRASH, library="jax", computation="float32", trigger="ordinary", group=svd) is None
+    assert p.match(FindingClass.CRASH, library="jax", computation="float32", trigger="+inf",
+                   group=NS(category="generic", canonical="hyp2f1", relation="cross_library")) is None
