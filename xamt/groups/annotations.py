@@ -180,7 +180,8 @@ def load_settings(path: str | Path | None = None) -> BuildSettings:
     env = data.get("environment", {})
     build_env = data.get("build_environment", {})
     if not all(isinstance(v, str) for v in [*abstract.values(), *env.values(), *build_env.values()]):
-        raise DataFileError(f"{where}: [probe.abstract], [environment] and [build_environment] values must be strings")
+        raise DataFileError(f"{where}: [probe.abstract], [environment] and [build_environment] values "
+                            "must be strings")
     bad = [d for d in dtypes if d not in DTYPE_NAMES]
     if bad:
         raise DataFileError(f"{where} [probe]: unknown dtype(s) {bad}")

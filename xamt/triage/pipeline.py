@@ -728,6 +728,9 @@ class Triage:
         computation = computation_dtype([*input_dtypes(values), *out_dtypes])
         # what the other members that returned gave: how wide a result could be, whether any has a value
         others = [r.value for m, r in zip(members, results) if m != outlier and r.ok]
+        # the outlier's integer result is the float reference rounded to its input's dtype
+        rounded = (cls_name in (FindingClass.VALUE, FindingClass.PRECISION) and out_res is not None and out_res.ok
+                   and ref_output is not None and rounded_to_integers(out_res.value, ref_output, values.values()))
         policy = self.policies.match(
             cls_name, group=group, library=out_m.library, computation=computation, trigger=trigger(values),
             narrowed=narrowed([*input_dtypes(values), *requested_dtypes(values),
@@ -738,9 +741,7 @@ class Triage:
             scalar=any(a.ndim == 0 for a in numeric_arrays(values)), beyond_seed=beyond_seed(group, values),
             tiny=tiny, own_float64=own_float64, own_check=own_check,
             ill_conditioned=ill_conditioned(values, computation), unseen_shapes=unseen_shapes(group, values),
-            rounded_to_integers=(cls_name in (FindingClass.VALUE, FindingClass.PRECISION) and out_res is not None
-                                 and out_res.ok and ref_output is not None
-                                 and rounded_to_integers(out_res.value, ref_output, values.values())))
+            rounded_to_integers=rounded)
         if policy is not None:
             summary = {**summary, "policy": {"name": policy.name, "reason": policy.reason,
                                              "class": cls_name.value}}

@@ -188,19 +188,26 @@ def widths_elsewhere(inputs: Iterable[np.dtype], others: Iterable[Any]) -> list[
             if isinstance(a, np.ndarray) and a.dtype.kind in "fc"]
 
 
+def _seed_shapes(group: Any) -> list[dict[int, tuple[int, ...]]]:
+    """The shape of each array slot in each seed of ``group`` (the inputs it was validated on);
+    empty where the group has no seed, or one no longer materialises (it says nothing then)."""
+    shapes = []
+    for raw in group.seed_inputs() if hasattr(group, "seed_inputs") else []:
+        try:
+            seed = materialise(raw)
+        except Exception:
+            return []
+        shapes.append({slot: v.shape for slot, v in seed.items() if isinstance(v, np.ndarray)})
+    return shapes
+
+
 def beyond_seed(group: Any, values: Mapping[int, Any]) -> bool:
     """Whether an array of slot ``values`` has a higher rank than the same slot of ``group``'s
     first seed, the input the group was validated on (``scipy.ndimage.convolve1d`` given 4-D
     weights where the seed's were 1-D). False where the group has no seed."""
-    seeds = group.seed_inputs() if hasattr(group, "seed_inputs") else []
-    if not seeds:
-        return False
-    try:
-        seed = materialise(seeds[0])
-    except Exception:  # a seed that no longer materialises says nothing
-        return False
-    return any(isinstance(v, np.ndarray) and isinstance(seed.get(slot), np.ndarray)
-               and v.ndim > seed[slot].ndim for slot, v in values.items())
+    seeds = _seed_shapes(group)
+    return bool(seeds) and any(isinstance(v, np.ndarray) and slot in seeds[0] and v.ndim > len(seeds[0][slot])
+                               for slot, v in values.items())
 
 
 def unseen_shapes(group: Any, values: Mapping[int, Any]) -> bool:
@@ -209,20 +216,13 @@ def unseen_shapes(group: Any, values: Mapping[int, Any]) -> bool:
     shape (3,) beside an array of shape (3, 4), where ``numpy.extract`` flattens both and
     ``tf.boolean_mask`` masks the first axis, is a call the group never saw. False where the
     group has no seed."""
-    seeds = group.seed_inputs() if hasattr(group, "seed_inputs") else []
+    seeds = _seed_shapes(group)
     if not seeds:
         return False
-    equal: set[tuple[int, int]] | None = None
-    for raw in seeds:
-        try:
-            seed = materialise(raw)
-        except Exception:  # a seed that no longer materialises says nothing
-            return False
-        arrays = {s: v.shape for s, v in seed.items() if isinstance(v, np.ndarray)}
-        pairs = {(a, b) for a in arrays for b in arrays if a < b and arrays[a] == arrays[b]}
-        equal = pairs if equal is None else equal & pairs
+    equal = set.intersection(*({(a, b) for a in seed for b in seed if a < b and seed[a] == seed[b]}
+                               for seed in seeds))
     return any(isinstance(values.get(a), np.ndarray) and isinstance(values.get(b), np.ndarray)
-               and values[a].shape != values[b].shape for a, b in equal or ())
+               and values[a].shape != values[b].shape for a, b in equal)
 
 
 def rounded_to_integers(out: Any, ref: Any, inputs: Iterable[Any]) -> bool:
