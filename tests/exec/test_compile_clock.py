@@ -157,3 +157,39 @@ def test_each_result_carries_the_cpu_seconds_of_its_call_apart_from_its_wall_sec
     assert [r.status for r in run.results] == ["ok", "ok"]
     assert sleeping.duration_s >= 0.3 and sleeping.cpu_s < 0.15
     assert spinning.cpu_s >= 0.2
+
+
+def test_the_builds_torch_compile_backend_generates_no_code():
+    """``XAMT_TORCH_COMPILE_BACKEND=aot_eager``, which only the registry build's workers get
+    (``validation.toml [build_environment]``), compiles through Dynamo and AOTAutograd and runs
+    the traced graph eagerly: eager's values, and no code in Inductor's cache folder, where the
+    default backend writes its generated kernels. An unknown backend name is refused."""
+    pytest.importorskip("torch", reason="torch is not installed")
+    from xamt.groups.annotations import load_settings
+    from xamt.libraries.torch import BACKEND_VARIABLE, compile_available
+
+    ok, why = compile_available()
+    if not ok:
+        pytest.skip(f"torch.compile cannot run here: {why}")
+    settings = load_settings()
+    assert settings.build_environment[BACKEND_VARIABLE] == "aot_eager"
+    assert BACKEND_VARIABLE not in settings.environment  # a campaign's workers run Inductor
+    code = """
+        import os, pathlib, tempfile
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp()
+        import torch
+        from xamt.libraries.torch import call_compiled
+        x = torch.linspace(-3, 3, 7, dtype=torch.float64)
+        got = call_compiled("torch:erfc", x)
+        files = [p for p in pathlib.Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]).rglob("*.py")]
+        print(torch.equal(got, torch.erfc(x)), torch.allclose(got, torch.erfc(x)), len(files))
+    """
+    for backend in ("aot_eager", "inductor"):
+        line = _in_fresh_process(f"import os; os.environ[{BACKEND_VARIABLE!r}] = {backend!r}\n" + textwrap.dedent(code))
+        equal, close, n = line.split()
+        if backend == "aot_eager":  # eager's own kernel, nothing generated
+            assert equal == "True" and int(n) == 0, line
+        else:  # Inductor's generated kernel: close to eager's, and its code in the cache folder
+            assert close == "True" and int(n) > 0, line
+    with pytest.raises(AssertionError, match="must be 'inductor' or 'aot_eager'"):
+        _in_fresh_process(f"import os; os.environ[{BACKEND_VARIABLE!r}] = 'eager'\n" + textwrap.dedent(code))

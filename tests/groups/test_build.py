@@ -517,6 +517,7 @@ def test_the_builds_workers_get_the_build_environment_over_the_shared_one(tmp_pa
         raise Opened
 
     monkeypatch.delenv("XAMT_PYTENSOR_LINKER", raising=False)
+    monkeypatch.delenv("XAMT_TORCH_COMPILE_BACKEND", raising=False)
     monkeypatch.setattr("xamt.groups.build.open_pool", open_pool)
     libs = [a for a in Registry() if a.name in ("numpy", "jax")]
     g = unary("x:abs/generic", [("numpy", "numpy.abs", "numpy:abs"), ("jax", "jax.numpy.abs", "jax.numpy:abs")])

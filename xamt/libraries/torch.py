@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 from typing import Any
 
@@ -12,7 +13,8 @@ from xamt.libraries.base import (
 
 __all__ = [
     "adapter", "from_numpy", "to_numpy", "dtype", "devices", "place", "device_scope",
-    "call_with_out", "call_filling", "call_compiled", "compile_available", "signature_from_schema",
+    "call_with_out", "call_filling", "call_compiled", "compile_available", "compile_backend",
+    "signature_from_schema", "BACKEND_VARIABLE",
 ]
 
 # torch dtype attribute name -> numpy dtype name
@@ -158,6 +160,21 @@ def warm_compiler() -> None:
     pick_vec_isa()
 
 
+BACKEND_VARIABLE = "XAMT_TORCH_COMPILE_BACKEND"
+
+
+def compile_backend() -> str:
+    """The ``torch.compile`` backend of this process: ``inductor`` (the default; what a campaign
+    tests), or ``aot_eager``, set by ``validation.toml``'s ``[build_environment]`` for the
+    registry build's workers: Dynamo captures the graph and AOTAutograd traces it as with
+    Inductor, and the traced ATen graph runs eagerly, without Inductor's C++ code generation
+    and compiler runs (seconds of CPU per API, dtype and shape)."""
+    value = os.environ.get(BACKEND_VARIABLE, "inductor")
+    if value not in ("inductor", "aot_eager"):
+        raise ValueError(f"{BACKEND_VARIABLE} must be 'inductor' or 'aot_eager', not {value!r}")
+    return value
+
+
 #: signatures (shapes, dtypes, constants) dynamo may compile per target in one process
 _RECOMPILE_LIMIT = 1 << 16
 
@@ -183,11 +200,11 @@ def _compiled(target: str) -> Any:
     config = torch._dynamo.config
     config.recompile_limit = max(config.recompile_limit, _RECOMPILE_LIMIT)
     config.accumulated_recompile_limit = max(config.accumulated_recompile_limit, _RECOMPILE_LIMIT)
-    return torch.compile(call, dynamic=False)
+    return torch.compile(call, dynamic=False, backend=compile_backend())
 
 
 def call_compiled(target: str, *args: Any, **kwargs: Any) -> Any:
-    """Run ``target`` through ``torch.compile`` (inductor on CPU)."""
+    """Run ``target`` through ``torch.compile`` (inductor on CPU, or :func:`compile_backend`)."""
     return _compiled(target)(*args, **kwargs)
 
 
