@@ -450,3 +450,23 @@ def test_a_factorisation_hanging_on_a_non_finite_matrix_is_lapacks_undefined_cas
     assert p.match(FindingClass.CRASH, library="jax", computation="float32", trigger="ordinary", group=svd) is None
     assert p.match(FindingClass.CRASH, library="jax", computation="float32", trigger="+inf",
                    group=NS(category="generic", canonical="hyp2f1", relation="cross_library")) is None
+
+
+def test_tensorflow_s_value_outside_an_undocumented_domain_is_cephes_convention():
+    """tf.math.special.bessel_y1(-0.5) = -inf where scipy and torch give NaN: Eigen's Cephes port
+    answers a domain error with a value. Where the documentation states the domain, where the
+    finding is a refusal by the others (a rule), or in another library, it stays a bug."""
+    p = load_policies()
+    y1 = NS(category="generic", canonical="y1", relation="cross_library")
+    pol = p.match(FindingClass.VALIDATION, library="tensorflow", computation="float32", trigger="negative",
+                  group=y1, rule="")
+    assert pol is not None and pol.name == "a value by Cephes' convention outside the domain"
+    assert "Eigen" in pol.reason
+    assert p.match(FindingClass.VALIDATION, library="tensorflow", computation="float32", trigger="negative",
+                   group=y1, rule="", documented_domain=True) is None
+    assert p.match(FindingClass.VALIDATION, library="tensorflow", computation="float32", trigger="negative",
+                   group=y1, rule="returns where others raise | ValueError") is None
+    assert p.match(FindingClass.VALIDATION, library="torch", computation="float32", trigger="negative",
+                   group=y1, rule="") is None
+    assert p.match(FindingClass.NAN, library="tensorflow", computation="float32", trigger="negative",
+                   group=y1, rule="") is None

@@ -829,7 +829,7 @@ def _three(tmp_path, monkeypatch, api, compute, flushing=None, wide=None):
     monkeypatch.setattr(t, "_finish", lambda cand, cid, cls, outlier, values, members, results, summary, **kw:
                         seen.update(cls=cls, outlier=outlier, ref=kw.get("ref_member"), values=values,
                                     edge=kw.get("edge"), shared=kw.get("shared"), tiny=kw.get("tiny"),
-                                    own_float64=kw.get("own_float64"))
+                                    own_float64=kw.get("own_float64"), documented_domain=kw.get("documented_domain"))
                         or TriageOutcome(None, dropped="filed"))
     return t, group, Executor(), seen
 
@@ -1461,6 +1461,12 @@ def test_a_number_outside_a_documented_domain_is_a_validation_finding(tmp_path, 
     _ppf_group(t, group)
     _, out = _process(t, group, executor, {0: np.array([-np.inf, 0.5], np.float32)}, 2)
     assert seen.get("outlier") == 2 and seen["cls"] == FindingClass.VALIDATION, (out.dropped, seen)
+    assert seen["documented_domain"] is True  # a policy may tell a documented domain from the others' NaN
+    # no documented domain: the others' NaN alone says "outside", and the evidence says so
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "ppf", compute)
+    _, out = _process(t, group, executor, {0: np.array([-0.5, 0.5], np.float32)}, 2)
+    assert seen.get("outlier") == 2 and seen["cls"] == FindingClass.VALIDATION, (out.dropped, seen)
+    assert seen["documented_domain"] is False
 
 
 def test_a_number_within_rounding_of_a_domains_edge_that_is_the_value_at_the_edge_is_not_blamed(tmp_path,

@@ -507,7 +507,8 @@ class Triage:
                             tol=(rep.tolerance.rtol, rep.tolerance.atol) if rep else (1e-5, 1e-8),
                             edge=arrays_compared and self._edge(values, outputs, live, leaf, ref_leaf, ref_values,
                                                                 out_leaf, group), shared=shared,
-                            tiny=arrays_compared and tiny, own_float64=arrays_compared and own64)
+                            tiny=arrays_compared and tiny, own_float64=arrays_compared and own64,
+                            documented_domain=accepts)
 
     @staticmethod
     def _edge(values: Mapping[int, Any], outputs: Mapping[int, Any], ok: Sequence[int], leaf: int,
@@ -699,7 +700,7 @@ class Triage:
                 tol: tuple[float, float] = (1e-5, 1e-8), error_type: str | None = None,
                 crash_signal: int | None = None, crash_status: str | None = None,
                 edge: bool = False, ref_output: Any = None, shared: bool = False, tiny: bool = False,
-                own_float64: bool = False) -> TriageOutcome:
+                own_float64: bool = False, documented_domain: bool = False) -> TriageOutcome:
         """File the finding: its policy (``edge``: the reference's result is at the edge of the
         computation dtype's range, :func:`~xamt.triage.policy.at_edge`), root-cause key,
         reproducer and replay. ``ref_output``: the reference's output (a value finding), which
@@ -707,7 +708,8 @@ class Triage:
         ``shared``: another implementation's float result is off the float64 reference too
         (:func:`~xamt.triage.reference.shared_loss`); ``tiny``: an input is near the subnormal
         range (:func:`~xamt.triage.policy.near_subnormal`); ``own_float64``: the outlier's own
-        float64 evaluation gives the reference's result."""
+        float64 evaluation gives the reference's result; ``documented_domain``: the input breaks a
+        domain the data documents and the outlier returns a number there."""
         from xamt.matching.model import cpu_twin
 
         group = cand.group
@@ -741,7 +743,7 @@ class Triage:
             scalar=any(a.ndim == 0 for a in numeric_arrays(values)), beyond_seed=beyond_seed(group, values),
             tiny=tiny, own_float64=own_float64, own_check=own_check,
             ill_conditioned=ill_conditioned(values, computation), unseen_shapes=unseen_shapes(group, values),
-            rounded_to_integers=rounded)
+            rounded_to_integers=rounded, documented_domain=documented_domain)
         if policy is not None:
             summary = {**summary, "policy": {"name": policy.name, "reason": policy.reason,
                                              "class": cls_name.value}}

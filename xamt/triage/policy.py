@@ -32,7 +32,8 @@ _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "co
 #: the policy fields whose value the evidence's must be among, and the true/false ones
 _LISTS = ("libraries", "computation", "triggers", "categories", "canonical", "relations")
 _FLAGS = ("narrowed", "edge", "precondition", "shared", "undefined", "scalar", "beyond_seed", "tiny",
-          "own_float64", "own_check", "ill_conditioned", "unseen_shapes", "rounded_to_integers")
+          "own_float64", "own_check", "ill_conditioned", "unseen_shapes", "rounded_to_integers",
+          "documented_domain")
 #: a list field's evidence key: the policy names the set, the evidence one value
 _EVIDENCE = {"libraries": "library", "triggers": "trigger", "categories": "category", "relations": "relation"}
 _KEYS = {"name", "classes", "reason", "rule", *_LISTS, *_FLAGS}
@@ -108,6 +109,10 @@ class Policy:
     #: True: only where the outlier's integer result is the reference's float result rounded to
     #: the integer input's dtype (:func:`rounded_to_integers`)
     rounded_to_integers: bool | None = None
+    #: True: only where the input breaks an argument domain the documentation states
+    #: (``triage.toml``'s ``[[domain]]``: q in [0, 1], a scale > 0); False: only where none
+    #: does, and the domain is the reference's NaN alone
+    documented_domain: bool | None = None
 
     def matches(self, finding_class: FindingClass, evidence: Mapping[str, Any]) -> bool:
         """Whether a finding of ``finding_class`` with this ``evidence`` falls under the policy:
