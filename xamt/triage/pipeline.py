@@ -768,12 +768,18 @@ class Triage:
         tied = ref_member if ref_member is not None and (ref_label or "").endswith(f"({NO_MAJORITY})") else None
         lineage = self._lineage(group, outlier, values, cls_name, tied=tied)
         owner = self._native_owner(out_m, summary) if cls_name == FindingClass.CRASH else None
+        api_label = _api_label(group.members, outlier)
         if owner is not None:
             summary = {**summary, "called_through": out_m.qualname}
+            # the label a maintainer reads first names the routine that spun and its library,
+            # not only the API called (a reader of campaign 35 took scipy for the blamed one)
+            native_info = summary.get("native") or {}
+            api_label = (f"{native_info.get('symbol') or native_info.get('object')} in {owner} "
+                         f"(called by {api_label})")
         finding = Finding(
             campaign_id=campaign_id, group_key=group.key, relation=group.relation,
             finding_class=cls_name, outlier_library=owner or out_m.library,
-            outlier_api=_api_label(group.members, outlier),
+            outlier_api=api_label,
             dtype=dominant_dtype(values), signature=signature,
             members=[{"library": group.members[m].library, "api": group.members[m].qualname,
                       "call": group.members[m].call,
