@@ -470,3 +470,27 @@ def test_tensorflow_s_value_outside_an_undocumented_domain_is_cephes_convention(
                    group=y1, rule="") is None
     assert p.match(FindingClass.NAN, library="tensorflow", computation="float32", trigger="negative",
                    group=y1, rule="") is None
+
+
+def test_a_solve_with_a_singular_matrix_is_a_policy_and_an_ill_conditioned_regular_one_is_not():
+    """tf.linalg.cholesky_solve on a factor with a zero on its diagonal: NaN compiled, inf eager;
+    the system has no unique solution. A regular matrix, or a function other than a solve (an
+    SVD of a singular matrix is well defined), stays a bug."""
+    from xamt.triage.policy import ill_conditioned, singular
+
+    p = load_policies()
+    chol = np.array([[1.0, 0.0], [0.5, 0.0]], np.float32)  # a zero pivot
+    near = np.array([[1.0, 0.0], [0.5, 1e-3]], np.float32)  # regular, cond ~1e3
+    assert singular({0: chol, 1: np.ones((2, 2), np.float32)}, "float32")
+    assert not singular({0: near}, "float32") and not singular({0: np.array([[np.inf, 0], [0, 1]])}, "float64")
+    assert ill_conditioned({0: np.array([[1.0, 0.0], [0.5, 1e-4]], np.float32)}, "float32")
+    solve = NS(category="linalg", canonical="cho_solve")
+    pol = p.match(FindingClass.NAN, library="tensorflow", computation="float32", trigger="ordinary", group=solve,
+                  singular=singular({0: chol}, "float32"))
+    assert pol is not None and pol.name == "solving with a singular matrix"
+    assert p.match(FindingClass.NAN, library="tensorflow", computation="float32", trigger="ordinary", group=solve,
+                   singular=singular({0: near}, "float32")) is None
+    assert p.match(FindingClass.NAN, library="tensorflow", computation="float32", trigger="ordinary",
+                   group=NS(category="linalg", canonical="svd"), singular=True) is None
+    assert p.match(FindingClass.CRASH, library="tensorflow", computation="float32", trigger="ordinary", group=solve,
+                   singular=True) is None

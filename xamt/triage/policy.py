@@ -33,7 +33,7 @@ _PRECISION_ORDER = ("float8", "bfloat16", "float16", "complex32", "float32", "co
 _LISTS = ("libraries", "computation", "triggers", "categories", "canonical", "relations")
 _FLAGS = ("narrowed", "edge", "precondition", "shared", "undefined", "scalar", "beyond_seed", "tiny",
           "own_float64", "own_check", "ill_conditioned", "unseen_shapes", "rounded_to_integers",
-          "documented_domain")
+          "documented_domain", "singular")
 #: a list field's evidence key: the policy names the set, the evidence one value
 _EVIDENCE = {"libraries": "library", "triggers": "trigger", "categories": "category", "relations": "relation"}
 _KEYS = {"name", "classes", "reason", "rule", *_LISTS, *_FLAGS}
@@ -113,6 +113,9 @@ class Policy:
     #: (``triage.toml``'s ``[[domain]]``: q in [0, 1], a scale > 0); False: only where none
     #: does, and the domain is the reference's NaN alone
     documented_domain: bool | None = None
+    #: True: only where the first matrix input is singular in the computation dtype, its
+    #: smallest singular value at most eps times its largest (:func:`singular`)
+    singular: bool | None = None
 
     def matches(self, finding_class: FindingClass, evidence: Mapping[str, Any]) -> bool:
         """Whether a finding of ``finding_class`` with this ``evidence`` falls under the policy:
@@ -322,6 +325,46 @@ def near_subnormal(values: Iterable[Any]) -> bool:
     return False
 
 
+def _first_matrix(values: Mapping[int, Any]) -> np.ndarray | None:
+    """The first finite input array of ``values`` (by slot) with two or more dimensions, a matrix
+    or a stack of them, as float64 (complex128), or None: none, or past :data:`_SVD_LIMIT`
+    elements (every candidate asks; a minimised input is small), or holding NaN or inf (the
+    non-finite policies speak for those)."""
+    first = next((a for k in sorted(values) for a in (values[k] if isinstance(values[k], list) else [values[k]])
+                  if isinstance(a, np.ndarray) and a.ndim >= 2 and a.dtype.kind in "fciu"), None)
+    if first is None or first.size == 0 or first.size > _SVD_LIMIT:
+        return None
+    m = first.astype(np.complex128 if first.dtype.kind == "c" else np.float64)
+    return m if np.isfinite(m).all() else None
+
+
+def _singular_values(m: np.ndarray) -> np.ndarray | None:
+    try:
+        return np.linalg.svd(m, compute_uv=False)
+    except np.linalg.LinAlgError:  # no convergence: nothing to say
+        return None
+
+
+def _eps(computation: str | None) -> float:
+    try:
+        return float(np.finfo(computation or np.float64).eps)
+    except (TypeError, ValueError):
+        return float(np.finfo(np.float64).eps)
+
+
+def singular(values: Mapping[int, Any], computation: str | None) -> bool:
+    """Whether the first matrix input (:func:`_first_matrix`) is singular in the ``computation``
+    dtype (float64 where none): its smallest singular value is at most eps times its largest,
+    so a linear system on it has no unique solution (a triangular factor with a zero on its
+    diagonal)."""
+    m = _first_matrix(values)
+    s = None if m is None else _singular_values(m)
+    if s is None:
+        return False
+    largest, smallest = s.max(axis=-1), s.min(axis=-1)
+    return bool(((largest == 0) | (smallest <= largest * _eps(computation))).any())
+
+
 def ill_conditioned(values: Mapping[int, Any], computation: str | None) -> bool:
     """Whether the first input array of ``values`` (by slot) with two or more dimensions, a
     matrix or a stack of them, is numerically rank-deficient or has a 2-norm condition number
@@ -330,23 +373,12 @@ def ill_conditioned(values: Mapping[int, Any], computation: str | None) -> bool:
     A's) document that they lose the solution. False for a matrix holding NaN or inf (the
     non-finite policies speak for those), where there is no such array, and past
     :data:`_SVD_LIMIT` elements (every candidate asks; a minimised input is small)."""
-    first = next((a for k in sorted(values) for a in (values[k] if isinstance(values[k], list) else [values[k]])
-                  if isinstance(a, np.ndarray) and a.ndim >= 2 and a.dtype.kind in "fciu"), None)
-    if first is None or first.size == 0 or first.size > _SVD_LIMIT:
-        return False
-    m = first.astype(np.complex128 if first.dtype.kind == "c" else np.float64)
-    if not np.isfinite(m).all():
-        return False
-    try:
-        info = np.finfo(computation or np.float64)
-    except (TypeError, ValueError):
-        info = np.finfo(np.float64)
-    try:
-        s = np.linalg.svd(m, compute_uv=False)
-    except np.linalg.LinAlgError:  # no convergence: nothing to say
+    m = _first_matrix(values)
+    s = None if m is None else _singular_values(m)
+    if s is None:
         return False
     largest, smallest = s.max(axis=-1), s.min(axis=-1)
-    return bool(((largest == 0) | (smallest <= largest * np.sqrt(float(info.eps)))).any())
+    return bool(((largest == 0) | (smallest <= largest * np.sqrt(_eps(computation)))).any())
 
 
 def own_check_of(member: Any, raised_at: str | None) -> bool:
