@@ -338,11 +338,17 @@ def _first_matrix(values: Mapping[int, Any]) -> np.ndarray | None:
     return m if np.isfinite(m).all() else None
 
 
-def _singular_values(m: np.ndarray) -> np.ndarray | None:
+def _extreme_singular_values(values: Mapping[int, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The largest and smallest singular values of the first matrix input (per matrix of a
+    stack), or None where there is none (:func:`_first_matrix`) or the SVD does not converge."""
+    m = _first_matrix(values)
+    if m is None:
+        return None
     try:
-        return np.linalg.svd(m, compute_uv=False)
+        s = np.linalg.svd(m, compute_uv=False)
     except np.linalg.LinAlgError:  # no convergence: nothing to say
         return None
+    return s.max(axis=-1), s.min(axis=-1)
 
 
 def _eps(computation: str | None) -> float:
@@ -357,11 +363,10 @@ def singular(values: Mapping[int, Any], computation: str | None) -> bool:
     dtype (float64 where none): its smallest singular value is at most eps times its largest,
     so a linear system on it has no unique solution (a triangular factor with a zero on its
     diagonal)."""
-    m = _first_matrix(values)
-    s = None if m is None else _singular_values(m)
-    if s is None:
+    extremes = _extreme_singular_values(values)
+    if extremes is None:
         return False
-    largest, smallest = s.max(axis=-1), s.min(axis=-1)
+    largest, smallest = extremes
     return bool(((largest == 0) | (smallest <= largest * _eps(computation))).any())
 
 
@@ -373,11 +378,10 @@ def ill_conditioned(values: Mapping[int, Any], computation: str | None) -> bool:
     A's) document that they lose the solution. False for a matrix holding NaN or inf (the
     non-finite policies speak for those), where there is no such array, and past
     :data:`_SVD_LIMIT` elements (every candidate asks; a minimised input is small)."""
-    m = _first_matrix(values)
-    s = None if m is None else _singular_values(m)
-    if s is None:
+    extremes = _extreme_singular_values(values)
+    if extremes is None:
         return False
-    largest, smallest = s.max(axis=-1), s.min(axis=-1)
+    largest, smallest = extremes
     return bool(((largest == 0) | (smallest <= largest * np.sqrt(_eps(computation)))).any())
 
 
