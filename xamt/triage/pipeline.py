@@ -44,7 +44,7 @@ from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_si
                                cause_cluster, Lineage, load_lineage, RULE_CLASSES)
 from xamt.triage.policy import (Policies, at_edge, computation_dtype, load_policies, narrowed, requested_dtypes,
                                 undefined_everywhere, widths_elsewhere, beyond_seed, near_subnormal,
-                                overflows_toward, own_check_of, ill_conditioned, singular, unseen_shapes,
+                                overflows_toward, own_check_of, matrix_flags, unseen_shapes,
                                 rounded_to_integers)
 from xamt.triage.domain import Domain, broken_domain, load_domains, onto_edge, wholly_outside
 from xamt.triage.minimise import minimise
@@ -731,6 +731,8 @@ class Triage:
         # what the other members that returned gave: how wide a result could be, whether any has a value
         others = [r.value for m, r in zip(members, results) if m != outlier and r.ok]
         # the outlier's integer result is the float reference rounded to its input's dtype
+        # the first matrix input: singular, ill-conditioned (one SVD for both)
+        is_singular, is_ill_conditioned = matrix_flags(values, computation)
         rounded = (cls_name in (FindingClass.VALUE, FindingClass.PRECISION) and out_res is not None and out_res.ok
                    and ref_output is not None and rounded_to_integers(out_res.value, ref_output, values.values()))
         policy = self.policies.match(
@@ -742,8 +744,7 @@ class Triage:
             rule=cand.signature if cand.kind in (SignalKind.STATUS, "status") else "",
             scalar=any(a.ndim == 0 for a in numeric_arrays(values)), beyond_seed=beyond_seed(group, values),
             tiny=tiny, own_float64=own_float64, own_check=own_check,
-            ill_conditioned=ill_conditioned(values, computation), singular=singular(values, computation),
-            unseen_shapes=unseen_shapes(group, values),
+            ill_conditioned=is_ill_conditioned, singular=is_singular, unseen_shapes=unseen_shapes(group, values),
             rounded_to_integers=rounded, documented_domain=documented_domain)
         if policy is not None:
             summary = {**summary, "policy": {"name": policy.name, "reason": policy.reason,

@@ -358,31 +358,33 @@ def _eps(computation: str | None) -> float:
         return float(np.finfo(np.float64).eps)
 
 
-def singular(values: Mapping[int, Any], computation: str | None) -> bool:
-    """Whether the first matrix input (:func:`_first_matrix`) is singular in the ``computation``
-    dtype (float64 where none): its smallest singular value is at most eps times its largest,
-    so a linear system on it has no unique solution (a triangular factor with a zero on its
-    diagonal)."""
+def matrix_flags(values: Mapping[int, Any], computation: str | None) -> tuple[bool, bool]:
+    """``(singular, ill_conditioned)`` of the first matrix input (:func:`_first_matrix`), from
+    one SVD, against the ``computation`` dtype's eps (float64 where none): singular where its
+    smallest singular value is at most eps times its largest (a linear system on it has no
+    unique solution: a triangular factor with a zero on its diagonal), ill-conditioned where it
+    is at most sqrt(eps) times it (a 2-norm condition number of at least ``1/sqrt(eps)``, where
+    solvers that form the normal equations, ``A^T A``, document that they lose the solution).
+    Both False for a matrix holding NaN or inf (the non-finite policies speak for those), where
+    there is no such array, and past :data:`_SVD_LIMIT` elements."""
     extremes = _extreme_singular_values(values)
     if extremes is None:
-        return False
+        return False, False
     largest, smallest = extremes
-    return bool(((largest == 0) | (smallest <= largest * _eps(computation))).any())
+    eps = _eps(computation)
+    return (bool(((largest == 0) | (smallest <= largest * eps)).any()),
+            bool(((largest == 0) | (smallest <= largest * np.sqrt(eps))).any()))
+
+
+def singular(values: Mapping[int, Any], computation: str | None) -> bool:
+    """Whether the first matrix input is singular in the ``computation`` dtype (:func:`matrix_flags`)."""
+    return matrix_flags(values, computation)[0]
 
 
 def ill_conditioned(values: Mapping[int, Any], computation: str | None) -> bool:
-    """Whether the first input array of ``values`` (by slot) with two or more dimensions, a
-    matrix or a stack of them, is numerically rank-deficient or has a 2-norm condition number
-    of at least ``1/sqrt(eps)`` of the ``computation`` dtype (float64 where none): where
-    solvers that form the normal equations (``A^T A``, whose condition number is the square of
-    A's) document that they lose the solution. False for a matrix holding NaN or inf (the
-    non-finite policies speak for those), where there is no such array, and past
-    :data:`_SVD_LIMIT` elements (every candidate asks; a minimised input is small)."""
-    extremes = _extreme_singular_values(values)
-    if extremes is None:
-        return False
-    largest, smallest = extremes
-    return bool(((largest == 0) | (smallest <= largest * np.sqrt(_eps(computation)))).any())
+    """Whether the first matrix input is numerically rank-deficient or ill-conditioned in the
+    ``computation`` dtype (:func:`matrix_flags`)."""
+    return matrix_flags(values, computation)[1]
 
 
 def own_check_of(member: Any, raised_at: str | None) -> bool:

@@ -801,8 +801,8 @@ class ReferenceChooser:
                outputs: Mapping[int, Any]) -> tuple[int, Any, str, dict[int, Any] | None]:
         """(member, its output, label, the values it ran on when not ``values``). Where the
         members span several implementations, each votes once (its first member in pivot
-        order): a library's aliases (``tf.math.special.bessel_k0e`` and its ``raw_ops`` twin), or libraries on one
-        backend (JAX, Keras on JAX and TensorFlow's XLA, which all flush subnormals; numpy,
+        order): a library's aliases (``tf.math.special.bessel_k0e`` and its ``raw_ops`` twin),
+        or libraries on one backend (JAX, Keras on JAX and TensorFlow's XLA, which all flush subnormals; numpy,
         dask and array-api-strict), must not outvote the others. Members whose results are
         :func:`narrower_members` come last in the pivot order. A group inside one library
         takes the side its referee takes (:meth:`refereed`) before anything else; members that
