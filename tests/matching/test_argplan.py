@@ -54,6 +54,21 @@ def test_override_reorders_clamp(data):
     assert plan.bind({0: "X", 1: "LO", 2: "HI"}) == (["LO", "X", "HI"], {})
 
 
+def test_polygammas_order_meets_the_first_tensor_only_in_its_group(data):
+    """scipy.special.polygamma(n, x): n names a count, which no tensor slot takes, so scipy and
+    jax.scipy stayed out of the group of jax.lax.polygamma(m, x) and tf.math.polygamma(a, x),
+    leaving two voters; the override pairs n with m in the polygamma group only."""
+    pivot = inputs_of([P("m"), P("x")], data)
+    member = inputs_of([P("n"), P("x")], data)
+    plan, _ = plan_for(pivot, member, data)
+    assert not plan.complete
+    plan, _ = plan_for(pivot, member, data, data.overrides_for("scipy.special.polygamma", "polygamma"))
+    args = by_param(plan)
+    assert (args["n"].slot, args["n"].position) == (0, 0) and args["n"].transform == "tensor"
+    assert (args["x"].slot, args["x"].position) == (1, 1) and plan.complete
+    assert not data.overrides_for("scipy.special.polygamma", "digamma")
+
+
 def test_correction_default_made_equal_by_override(data):
     pivot = inputs_of([P("a"), P("axis", default="None"), P("correction", "keyword_only", "0")], data)
     member = inputs_of([P("input"), P("dim", default="None"),
