@@ -4,7 +4,7 @@ import pytest
 pytest.importorskip("xamt.compare")
 
 from xamt.findings import FindingClass
-from xamt.triage.classify import classify_value, flush_subnormals
+from xamt.triage.classify import classify_value, flush_subnormals, subnormal_mask
 
 F32_SUB = np.float32(1e-44)
 
@@ -190,3 +190,19 @@ def test_flushing_is_no_cause_when_the_unflushed_rerun_gives_the_outlier_too():
     ref = np.array([0.0, 0.0, 0.0])  # the float64 evaluation
     out = np.array([np.nan, np.nan, 0.0], np.float32)
     assert cls([ref, out], 1, ref, {"x": x}, rerun_reference=lambda inputs: out) is not FindingClass.SUBNORMAL
+
+
+def test_normal_stand_ins_lift_each_subnormal_to_the_smallest_normal_of_its_sign():
+    from xamt.triage.classify import normal_stand_ins
+
+    tiny32, tiny64 = np.finfo(np.float32).tiny, np.finfo(np.float64).tiny
+    x = np.array([1.4e-45, -1e-40, 0.0, -0.0, 2.0, np.nan, np.inf], np.float32)
+    z = np.array([1e-300 - 1e-310j, 1e-320 + 1j], np.complex128)
+    ints = np.array([0, 1], np.int32)
+    out = normal_stand_ins({"x": x, "z": z, "i": ints})
+    assert out["x"].dtype == np.float32
+    np.testing.assert_array_equal(out["x"][:2], [tiny32, -tiny32])
+    np.testing.assert_array_equal(out["x"][2:], x[2:])
+    assert np.signbit(out["x"][3]) and not subnormal_mask(out["x"]).any()
+    assert out["z"][0] == 1e-300 - tiny64 * 1j and out["z"][1] == tiny64 + 1j
+    assert out["i"] is ints

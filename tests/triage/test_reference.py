@@ -1076,6 +1076,47 @@ def test_a_subnormal_input_the_outlier_flushes_is_told_where_its_own_float64_run
     assert seen.get("outlier") == 2 and seen.get("cls") == FindingClass.SUBNORMAL, (out.dropped, seen)
 
 
+def test_a_divergence_that_stays_at_the_smallest_normal_number_is_no_flushing(tmp_path, monkeypatch):
+    """torch's float32 LogNormal.icdf: 0 at q = 1.4e-45, which scipy's ppf of the flushed q = 0
+    gives too, but also at q = FLT_MIN (its erfinv(2q - 1) rounds to -1 below 3e-8), where
+    nothing flushes. Member 2 stands in, a log that gives -inf below 3e-8: the divergence stays
+    with the smallest normal number in the subnormal's place, so it is filed there, a value
+    finding, not a subnormal one (nor, for JAX or TensorFlow, the flush-to-zero policy). A
+    member that does flush its input agrees with the reference there and stays subnormal, on
+    the input it was found on."""
+    import numpy as np
+
+    from xamt.findings import FindingClass
+    from xamt.triage.classify import flush_subnormals
+
+    def cancels(m, x):
+        with np.errstate(all="ignore"):
+            return np.where(x < 3e-8, -np.inf, np.log(x)).astype(x.dtype) if m == 2 else np.log(x)
+
+    from xamt.triage.pipeline import TriageOutcome
+
+    def filing(t):  # the capture, answering with a filed finding as _finish does
+        capture = t._finish
+        monkeypatch.setattr(t, "_finish", lambda *a, **kw: capture(*a, **kw) and TriageOutcome(finding=object()))
+
+    values = {0: np.array([1.4e-45], np.float32)}
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "logn", cancels)
+    filing(t)
+    _, out = _process(t, group, executor, values, 2)
+    assert seen.get("outlier") == 2 and seen.get("cls") == FindingClass.VALUE, (out.dropped, seen)
+    assert seen["values"][0].tolist() == [np.finfo(np.float32).tiny], seen["values"]
+
+    def flushes(m, x):
+        with np.errstate(all="ignore"):
+            return np.log(flush_subnormals({0: x})[0] if m == 2 and x.dtype == np.float32 else x)
+
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "logn", flushes)
+    filing(t)
+    _, out = _process(t, group, executor, values, 2)
+    assert seen.get("outlier") == 2 and seen.get("cls") == FindingClass.SUBNORMAL, (out.dropped, seen)
+    assert seen["values"][0].tolist() == values[0].tolist()
+
+
 def test_a_flushed_intermediate_at_a_tiny_input_is_told_by_the_outliers_own_full_width_run(tmp_path, monkeypatch):
     """JAX's boxcox1p(1.0000001, -FLT_MIN): an intermediate x * 2**-20 of an input near the
     smallest normal is subnormal in float32, and member 2 (XLA-like) flushes it, returning 0

@@ -38,7 +38,7 @@ from xamt.compare import Tolerance, compare_group
 from xamt.findings import FindingClass
 
 __all__ = ["Classification", "classify_value", "LOOSE_TOLERANCE", "loosely_agree", "flush_subnormals", "subnormal_mask",
-           "ties_only"]
+           "normal_stand_ins", "ties_only"]
 
 #: "agrees under a looser tolerance": the bounds differential fuzzers use in practice
 #: (NNSmith, TitanFuzz: rtol 1e-2, atol 1e-3), see research/anchors.md §4.1.
@@ -86,6 +86,29 @@ def flush_subnormals(inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
             a = a.copy()
             a[mask] = np.copysign(0, a[mask].astype(np.float64)).astype(a.dtype) if a.dtype.kind == "f" else 0
         out[k] = a
+    return out
+
+
+def normal_stand_ins(inputs: Mapping[Any, np.ndarray]) -> dict[Any, np.ndarray]:
+    """Copies of ``inputs`` with each subnormal number replaced by its dtype's smallest normal
+    number of the same sign (each part of a complex number apart): the nearest input that no
+    CPU flushes to zero. Arrays without subnormals are returned as they are."""
+    out = {}
+    for k, v in inputs.items():
+        a = np.asarray(v)
+        tiny = _smallest_normal(a.dtype)
+        if tiny is None or not subnormal_mask(a).any():
+            out[k] = a
+            continue
+        if a.dtype.kind == "c":
+            def lift(part: np.ndarray) -> np.ndarray:
+                sub = (np.abs(part) < tiny) & (part != 0)
+                return np.where(sub, np.copysign(tiny, part), part)
+            z = a.astype(np.complex128)
+            out[k] = (lift(z.real) + 1j * lift(z.imag)).astype(a.dtype)
+        else:
+            x = a.astype(np.float64)
+            out[k] = np.where(subnormal_mask(a), np.copysign(tiny, x), x).astype(a.dtype)
     return out
 
 

@@ -7,7 +7,9 @@ and the oracle's signal. :class:`Triage` then
    as a pivot, run on the inputs upcast to float64) where the input holds lower-precision
    floats, else the member that agrees with the element-wise median;
 2. names the **outlier** — the member farthest from that reference;
-3. **classifies** the divergence from the evidence (:mod:`xamt.triage.classify`);
+3. **classifies** the divergence from the evidence (:mod:`xamt.triage.classify`); a divergence
+   on subnormal inputs that stays with the smallest normal numbers in their place is triaged
+   afresh on that input, where no flushing can explain it;
 4. **minimises** the input while the same member still diverges (:mod:`xamt.triage.minimise`);
 5. writes a **reproducer** and **replays** it in a fresh process (:mod:`xamt.repro`); only a
    reproduced divergence becomes a :class:`~xamt.findings.Finding`.
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -38,7 +40,7 @@ from xamt.exec.normalise import leaves
 from xamt.exec.pools import compatible
 from xamt.log import get_logger
 from xamt.oracle import DEATH_STATUSES, ErrorKinds, SignalKind
-from xamt.triage.classify import classify_value, flush_subnormals, loosely_agree, ties_only
+from xamt.triage.classify import classify_value, flush_subnormals, loosely_agree, normal_stand_ins, ties_only
 from xamt.triage.dedup import (Candidate, api_family, dominant_dtype, finding_signature, input_signature,
                                lineage_names, numeric_arrays, trigger, validation_family, crash_family,
                                cause_cluster, Lineage, load_lineage, RULE_CLASSES)
@@ -295,7 +297,7 @@ class Triage:
         return out
 
     # -- value --------------------------------------------------------------------------------
-    def _value(self, cand: Candidate, campaign_id: int) -> TriageOutcome:
+    def _value(self, cand: Candidate, campaign_id: int, moved: str | None = None) -> TriageOutcome:
         group = cand.group
         ok = [cand.members[i] for i, r in enumerate(cand.results) if r.ok]
         outputs = {cand.members[i]: r.value for i, r in enumerate(cand.results) if r.ok}
@@ -472,6 +474,20 @@ class Triage:
                            f"zero (FTZ/DAZ), gives the outlier's result: a subnormal "
                            + ("input is flushed" if has_sub else "intermediate is flushed inside the outlier's "
                               "computation; no input is subnormal"))
+            if (has_sub and not accepts and out_leaf.dtype.kind in "fc" and out_leaf.shape == ref_leaf.shape
+                    and (cls_name == FindingClass.SUBNORMAL or cls_name in _FLUSHABLE)):
+                # the flushed input must be the difference: at the smallest normal numbers in its
+                # place nothing flushes. Where the outlier parts from the reference there too, the
+                # subnormal is beside the point, and the finding is filed on that input (torch's
+                # float32 LogNormal.icdf is 0 at q = 1.4e-45, as scipy's ppf of a flushed q = 0
+                # is, and at q = FLT_MIN too, where scipy's is 4e-4: its erfinv(2q - 1) rounds to
+                # -1 below q = 3e-8; JAX's expon.logcdf, -inf from 1.4e-45 up to 1e-10, was filed
+                # as flush-to-zero)
+                if moved is None and self._parts_beyond_subnormal(group, values, arrays, live, outlier,
+                                                                  ref_member, ref_values, leaf, own_tol):
+                    refiled = self._at_normal(cand, values, campaign_id)
+                    if refiled.finding is not None:
+                        return refiled
             own64 = ref_values is not None and ref_member == outlier
             # a flushed intermediate changes a result grossly (0, NaN from 0 * inf, inf from
             # 1/0): a difference within the loose tolerance is rounding, whatever the input
@@ -496,6 +512,8 @@ class Triage:
                                       input_dtypes(values)))
         rep = compare_group([ref_leaf, out_leaf], reference=0, tol=own_tol) if arrays_compared else None
         summary = {"why": why, "reference": ref_label, "leaf": leaf}
+        if moved:
+            summary["moved_from"] = moved
         if rep is not None:
             m = rep.members[1]
             summary.update(m.to_dict())
@@ -509,6 +527,43 @@ class Triage:
                                                                 out_leaf, group), shared=shared,
                             tiny=arrays_compared and tiny, own_float64=arrays_compared and own64,
                             documented_domain=accepts)
+
+    def _at_normal(self, cand: Candidate, values: Mapping[int, Any], campaign_id: int) -> TriageOutcome:
+        """The candidate triaged afresh on ``values`` with the smallest normal numbers in place
+        of its subnormal ones (:func:`normal_stand_ins`), every member run there."""
+        stand = {**values, **normal_stand_ins({s: a for s, a in values.items()
+                                               if isinstance(a, np.ndarray) and a.dtype.kind in "fc"})}
+        results = self._run(cand.group, stand, cand.members)
+        moved = ("the input held subnormal numbers, and the outlier parts from the reference with the "
+                 "smallest normal numbers in their place too: the finding is filed on that input")
+        return self._value(replace(cand, values=stand, results=results, signature=input_signature(stand)),
+                           campaign_id, moved=moved)
+
+    def _parts_beyond_subnormal(self, group: Any, values: Mapping[int, Any], arrays: Mapping[int, np.ndarray],
+                                live: Sequence[int], outlier: int, ref_member: int,
+                                ref_values: Mapping[int, Any] | None, leaf: int, tol: Any) -> bool:
+        """Whether the outlier parts from the reference on the input with each subnormal number
+        replaced by the smallest normal number of its sign (:func:`normal_stand_ins`) too, and
+        no member of the reference's side run with the CPU flushing gives the outlier's result
+        there (a subnormal intermediate of the stand-in). Then flushing is no explanation of
+        the divergence. The reference runs on the stand-ins as it ran: in float64 where it is a
+        float64 evaluation."""
+        stand = normal_stand_ins({s: a for s, a in arrays.items() if a.dtype.kind in "fc"})
+        vals = {**values, **stand}
+        outputs = {m: r.value for m, r in zip(live, self._run(group, vals, live)) if r.ok}
+        out = output_leaf(outputs, outlier, leaf) if outlier in outputs else None
+        if ref_values is not None:
+            wide = {s: v.astype(ref_values[s].dtype) for s, v in stand.items()
+                    if isinstance(ref_values.get(s), np.ndarray)}
+            ref = self._leaf_on(group, {**ref_values, **wide}, ref_member, leaf)
+        else:
+            ref = output_leaf(outputs, ref_member, leaf) if ref_member in outputs else None
+        if not (isinstance(out, np.ndarray) and isinstance(ref, np.ndarray) and out.shape == ref.shape):
+            return False
+        if compare_group([ref, out], reference=0, tol=tol).values_agree:
+            return False
+        return self._flushing_gives(group, vals, outputs, [m for m in live if m in outputs], outlier, leaf,
+                                    out, ref, tol) is None
 
     @staticmethod
     def _edge(values: Mapping[int, Any], outputs: Mapping[int, Any], ok: Sequence[int], leaf: int,
