@@ -1083,17 +1083,19 @@ def test_a_divergence_that_stays_at_the_smallest_normal_number_is_no_flushing(tm
     with the smallest normal number in the subnormal's place, so it is filed there, a value
     finding, not a subnormal one (nor, for JAX or TensorFlow, the flush-to-zero policy). A
     member that does flush its input agrees with the reference there and stays subnormal, on
-    the input it was found on."""
+    the input it was found on; so does one whose difference at the new input is a flushed
+    intermediate (TensorFlow's bessel_k0e at FLT_MIN: log(0.5 x)), which a member of the
+    reference's side run flushing gives too. Where the new input gives no finding, the
+    candidate is filed on the input as found."""
     import numpy as np
 
     from xamt.findings import FindingClass
     from xamt.triage.classify import flush_subnormals
+    from xamt.triage.pipeline import TriageOutcome
 
     def cancels(m, x):
         with np.errstate(all="ignore"):
             return np.where(x < 3e-8, -np.inf, np.log(x)).astype(x.dtype) if m == 2 else np.log(x)
-
-    from xamt.triage.pipeline import TriageOutcome
 
     def filing(t):  # the capture, answering with a filed finding as _finish does
         capture = t._finish
@@ -1105,6 +1107,27 @@ def test_a_divergence_that_stays_at_the_smallest_normal_number_is_no_flushing(tm
     _, out = _process(t, group, executor, values, 2)
     assert seen.get("outlier") == 2 and seen.get("cls") == FindingClass.VALUE, (out.dropped, seen)
     assert seen["values"][0].tolist() == [np.finfo(np.float32).tiny], seen["values"]
+    # _three's capture files nothing: the candidate falls back to the input it was found on
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "logn", cancels)
+    _, out = _process(t, group, executor, values, 2)
+    assert seen.get("cls") == FindingClass.SUBNORMAL and seen["values"][0].tolist() == values[0].tolist()
+
+    def halves_flushing(m, x):  # XLA: operands and results flushed
+        with np.errstate(all="ignore"):
+            return np.log(flush_subnormals({0: flush_subnormals({0: x})[0] * x.dtype.type(0.5)})[0])
+
+    def halves(m, x):
+        if m == 2 and x.dtype == np.float32:
+            return halves_flushing(m, x)
+        with np.errstate(all="ignore"):
+            return np.log(x * x.dtype.type(0.5))
+
+    t, group, executor, seen = _three(tmp_path, monkeypatch, "k0e", halves, flushing=halves_flushing)
+    filing(t)
+    halved = {0: np.array([1e-40], np.float32)}  # its half is subnormal, not 0
+    _, out = _process(t, group, executor, halved, 2)
+    assert seen.get("outlier") == 2 and seen.get("cls") == FindingClass.SUBNORMAL, (out.dropped, seen)
+    assert seen["values"][0].tolist() == halved[0].tolist()
 
     def flushes(m, x):
         with np.errstate(all="ignore"):
