@@ -100,15 +100,12 @@ def normal_stand_ins(inputs: Mapping[Any, np.ndarray]) -> dict[Any, np.ndarray]:
         if tiny is None or not subnormal_mask(a).any():
             out[k] = a
             continue
-        if a.dtype.kind == "c":
-            def lift(part: np.ndarray) -> np.ndarray:
-                sub = (np.abs(part) < tiny) & (part != 0)
-                return np.where(sub, np.copysign(tiny, part), part)
-            z = a.astype(np.complex128)
-            out[k] = (lift(z.real) + 1j * lift(z.imag)).astype(a.dtype)
-        else:
-            x = a.astype(np.float64)
-            out[k] = np.where(subnormal_mask(a), np.copysign(tiny, x), x).astype(a.dtype)
+
+        def lift(part: np.ndarray) -> np.ndarray:
+            return np.where((np.abs(part) < tiny) & (part != 0), np.copysign(tiny, part), part)
+
+        z = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+        out[k] = (lift(z.real) + 1j * lift(z.imag) if a.dtype.kind == "c" else lift(z)).astype(a.dtype)
     return out
 
 

@@ -60,6 +60,9 @@ __all__ = ["Candidate", "Triage", "TriageOutcome", "input_signature", "upcast", 
            "call_rank", "widen_integers"]
 
 _log = get_logger("triage")
+#: the record of a finding triaged afresh on the smallest normal numbers (``summary["moved_from"]``)
+_MOVED_FROM_SUBNORMAL = ("the input held subnormal numbers, and the outlier parts from the reference with "
+                         "the smallest normal numbers in their place too: the finding is filed on that input")
 #: classes a subnormal intermediate flushed to zero can give (a NaN from 0 * inf, a 0 row, a
 #: default-like factor), tested with the flushing experiment (:meth:`Triage._flushing_gives`)
 _FLUSHABLE = (FindingClass.VALUE, FindingClass.NAN, FindingClass.PRECISION, FindingClass.DEFAULT,
@@ -297,7 +300,7 @@ class Triage:
         return out
 
     # -- value --------------------------------------------------------------------------------
-    def _value(self, cand: Candidate, campaign_id: int, moved: str | None = None) -> TriageOutcome:
+    def _value(self, cand: Candidate, campaign_id: int, moved: bool = False) -> TriageOutcome:
         group = cand.group
         ok = [cand.members[i] for i, r in enumerate(cand.results) if r.ok]
         outputs = {cand.members[i]: r.value for i, r in enumerate(cand.results) if r.ok}
@@ -483,9 +486,12 @@ class Triage:
                 # is, and at q = FLT_MIN too, where scipy's is 4e-4: its erfinv(2q - 1) rounds to
                 # -1 below q = 3e-8; JAX's expon.logcdf, -inf from 1.4e-45 up to 1e-10, was filed
                 # as flush-to-zero)
-                if moved is None and self._parts_beyond_subnormal(group, values, arrays, live, outlier,
-                                                                  ref_member, ref_values, leaf, own_tol):
-                    refiled = self._at_normal(cand, values, campaign_id)
+                stand_in = None if moved else self._beyond_subnormal(cand, values, arrays, live, outlier,
+                                                                     ref_member, ref_values, leaf, own_tol)
+                if stand_in is not None:
+                    stand, stand_results = stand_in
+                    refiled = self._value(replace(cand, values=stand, results=stand_results,
+                                                  signature=input_signature(stand)), campaign_id, moved=True)
                     if refiled.finding is not None:
                         return refiled
             own64 = ref_values is not None and ref_member == outlier
@@ -513,7 +519,7 @@ class Triage:
         rep = compare_group([ref_leaf, out_leaf], reference=0, tol=own_tol) if arrays_compared else None
         summary = {"why": why, "reference": ref_label, "leaf": leaf}
         if moved:
-            summary["moved_from"] = moved
+            summary["moved_from"] = _MOVED_FROM_SUBNORMAL
         if rep is not None:
             m = rep.members[1]
             summary.update(m.to_dict())
@@ -528,42 +534,34 @@ class Triage:
                             tiny=arrays_compared and tiny, own_float64=arrays_compared and own64,
                             documented_domain=accepts)
 
-    def _at_normal(self, cand: Candidate, values: Mapping[int, Any], campaign_id: int) -> TriageOutcome:
-        """The candidate triaged afresh on ``values`` with the smallest normal numbers in place
-        of its subnormal ones (:func:`normal_stand_ins`), every member run there."""
-        stand = {**values, **normal_stand_ins({s: a for s, a in values.items()
-                                               if isinstance(a, np.ndarray) and a.dtype.kind in "fc"})}
-        results = self._run(cand.group, stand, cand.members)
-        moved = ("the input held subnormal numbers, and the outlier parts from the reference with the "
-                 "smallest normal numbers in their place too: the finding is filed on that input")
-        return self._value(replace(cand, values=stand, results=results, signature=input_signature(stand)),
-                           campaign_id, moved=moved)
-
-    def _parts_beyond_subnormal(self, group: Any, values: Mapping[int, Any], arrays: Mapping[int, np.ndarray],
-                                live: Sequence[int], outlier: int, ref_member: int,
-                                ref_values: Mapping[int, Any] | None, leaf: int, tol: Any) -> bool:
-        """Whether the outlier parts from the reference on the input with each subnormal number
-        replaced by the smallest normal number of its sign (:func:`normal_stand_ins`) too, and
-        no member of the reference's side run with the CPU flushing gives the outlier's result
-        there (a subnormal intermediate of the stand-in). Then flushing is no explanation of
-        the divergence. The reference runs on the stand-ins as it ran: in float64 where it is a
-        float64 evaluation."""
-        stand = normal_stand_ins({s: a for s, a in arrays.items() if a.dtype.kind in "fc"})
-        vals = {**values, **stand}
-        outputs = {m: r.value for m, r in zip(live, self._run(group, vals, live)) if r.ok}
+    def _beyond_subnormal(self, cand: Candidate, values: Mapping[int, Any], arrays: Mapping[int, np.ndarray],
+                          live: Sequence[int], outlier: int, ref_member: int, ref_values: Mapping[int, Any] | None,
+                          leaf: int, tol: Any) -> tuple[dict[int, Any], list[MemberResult]] | None:
+        """``values`` with each subnormal number replaced by the smallest normal number of its
+        sign (:func:`normal_stand_ins`) and every member's results there, where the outlier parts
+        from the reference on that input too and no member of the reference's side run with the
+        CPU flushing gives the outlier's result there (a subnormal intermediate of the new
+        input): then flushing is no explanation of the divergence. Else None. The reference runs
+        on the new input as it ran: in float64 where it is a float64 evaluation."""
+        group = cand.group
+        lifted = normal_stand_ins({s: a for s, a in arrays.items() if a.dtype.kind in "fc"})
+        stand = {**values, **lifted}
+        results = self._run(group, stand, cand.members)
+        outputs = {m: r.value for m, r in zip(cand.members, results) if r.ok and m in live}
         out = output_leaf(outputs, outlier, leaf) if outlier in outputs else None
         if ref_values is not None:
-            wide = {s: v.astype(ref_values[s].dtype) for s, v in stand.items()
+            wide = {s: v.astype(ref_values[s].dtype) for s, v in lifted.items()
                     if isinstance(ref_values.get(s), np.ndarray)}
             ref = self._leaf_on(group, {**ref_values, **wide}, ref_member, leaf)
         else:
             ref = output_leaf(outputs, ref_member, leaf) if ref_member in outputs else None
         if not (isinstance(out, np.ndarray) and isinstance(ref, np.ndarray) and out.shape == ref.shape):
-            return False
+            return None
         if compare_group([ref, out], reference=0, tol=tol).values_agree:
-            return False
-        return self._flushing_gives(group, vals, outputs, [m for m in live if m in outputs], outlier, leaf,
-                                    out, ref, tol) is None
+            return None
+        if self._flushing_gives(group, stand, outputs, list(outputs), outlier, leaf, out, ref, tol) is not None:
+            return None
+        return stand, results
 
     @staticmethod
     def _edge(values: Mapping[int, Any], outputs: Mapping[int, Any], ok: Sequence[int], leaf: int,

@@ -338,26 +338,6 @@ def _first_matrix(values: Mapping[int, Any]) -> np.ndarray | None:
     return m if np.isfinite(m).all() else None
 
 
-def _extreme_singular_values(values: Mapping[int, Any]) -> tuple[np.ndarray, np.ndarray] | None:
-    """The largest and smallest singular values of the first matrix input (per matrix of a
-    stack), or None where there is none (:func:`_first_matrix`) or the SVD does not converge."""
-    m = _first_matrix(values)
-    if m is None:
-        return None
-    try:
-        s = np.linalg.svd(m, compute_uv=False)
-    except np.linalg.LinAlgError:  # no convergence: nothing to say
-        return None
-    return s.max(axis=-1), s.min(axis=-1)
-
-
-def _eps(computation: str | None) -> float:
-    try:
-        return float(np.finfo(computation or np.float64).eps)
-    except (TypeError, ValueError):
-        return float(np.finfo(np.float64).eps)
-
-
 def matrix_flags(values: Mapping[int, Any], computation: str | None) -> tuple[bool, bool]:
     """``(singular, ill_conditioned)`` of the first matrix input (:func:`_first_matrix`), from
     one SVD, against the ``computation`` dtype's eps (float64 where none): singular where its
@@ -367,11 +347,18 @@ def matrix_flags(values: Mapping[int, Any], computation: str | None) -> tuple[bo
     solvers that form the normal equations, ``A^T A``, document that they lose the solution).
     Both False for a matrix holding NaN or inf (the non-finite policies speak for those), where
     there is no such array, and past :data:`_SVD_LIMIT` elements."""
-    extremes = _extreme_singular_values(values)
-    if extremes is None:
+    m = _first_matrix(values)
+    if m is None:
         return False, False
-    largest, smallest = extremes
-    eps = _eps(computation)
+    try:
+        s = np.linalg.svd(m, compute_uv=False)
+    except np.linalg.LinAlgError:  # no convergence: nothing to say
+        return False, False
+    largest, smallest = s.max(axis=-1), s.min(axis=-1)
+    try:
+        eps = float(np.finfo(computation or np.float64).eps)
+    except (TypeError, ValueError):
+        eps = float(np.finfo(np.float64).eps)
     return (bool(((largest == 0) | (smallest <= largest * eps)).any()),
             bool(((largest == 0) | (smallest <= largest * np.sqrt(eps))).any()))
 
